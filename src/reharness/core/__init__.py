@@ -1,0 +1,1 @@
+"""Core types, errors, hashing and seeding shared by every layer."""

@@ -1,0 +1,67 @@
+"""Chat-level types shared by agents, model backends and the harness runtime.
+
+An *agent* (the policy) is anything that answers a :class:`ChatRequest` with a :class:`ChatResponse`;
+these pydantic models are the one wire format between the runtime and every backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolCall(BaseModel):
+    """An OpenAI-style function call proposed by the model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+class SamplingParams(BaseModel):
+    """Sampling parameters of one request; ``seed`` makes sampling reproducible."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = Field(0.0, ge=0.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(512, gt=0)
+
+
+class ChatRequest(BaseModel):
+    """What the harness asks the policy at one decision point."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...]
+    tools: tuple[dict[str, Any], ...] = ()
+    sampling: SamplingParams = SamplingParams()
+    seed: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatResponse(BaseModel):
+    """The policy's answer: text and/or tool calls, plus token data when a backend can give it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    prompt_token_ids: tuple[int, ...] | None = None
+    completion_token_ids: tuple[int, ...] | None = None
+    logprobs: tuple[float, ...] | None = None
+    error: str | None = None

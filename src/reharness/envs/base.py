@@ -117,8 +117,12 @@ class TextEnv(gymnasium.Env[str, str]):
     #: Number of tasks addressable in each split (generated envs: large and lazily generated).
     split_size: ClassVar[int] = 100_000
     max_observation_chars: ClassVar[int] = 20_000
+    #: Drop hook effects that force/rewrite to an action outside ``admissible_actions()`` (ALFWorld rule).
+    restrict_forced_to_admissible: ClassVar[bool] = False
 
-    def __init__(self, split: str = "train", max_steps: int | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self, split: str = "train", max_steps: int | None = None, render_mode: str | None = None
+    ) -> None:
         if split not in self.available_splits():
             raise EnvError(
                 f"{self.name}: unknown split {split!r}",
@@ -184,6 +188,20 @@ class TextEnv(gymnasium.Env[str, str]):
     def runtime_state(self) -> dict[str, Any]:
         """Environment-specific fields exposed to hooks as ``ctx`` (world snapshot, page state, …)."""
         return {}
+
+    def action_fields(self, action: str) -> dict[str, Any]:
+        """Structured fields of a proposed action for ``ctx['action']`` (e.g. db: the SQL)."""
+        return {}
+
+    @property
+    def last_success(self) -> bool:
+        """Whether the goal held after the latest step."""
+        return self._last_success
+
+    @property
+    def last_score(self) -> float:
+        """The env's score after the latest step (0..1)."""
+        return self._last_score
 
     def task_fields(self) -> dict[str, Any]:
         """Task fields exposed to hooks as ``ctx['task']`` (no gold answers)."""

@@ -1,0 +1,3 @@
+from reharness.cli.main import app
+
+app()

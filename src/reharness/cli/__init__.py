@@ -1,0 +1,1 @@
+"""Command-line interface (typer): one module per command group."""

@@ -1,0 +1,32 @@
+"""Shared CLI helpers: consoles and turning reharness errors into clear messages and exit codes."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from reharness.core.errors import ReharnessError
+
+stdout = Console()
+stderr = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(fn: F) -> F:
+    """Print :class:`ReharnessError` as 'error: …' plus the fix, and exit with code 2 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ReharnessError as exc:
+            stderr.print(f"[bold red]error[/]: [{exc.code}] {exc.message}", highlight=False, markup=True)
+            if exc.hint:
+                stderr.print(f"  how to fix: {exc.hint}", highlight=False, markup=False)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]

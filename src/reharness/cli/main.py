@@ -1,0 +1,40 @@
+"""The ``reharness`` command."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from reharness.cli.common import stdout
+from reharness.cli.run_cmd import run
+from reharness.cli.show_cmd import export, show
+
+app = typer.Typer(
+    name="reharness",
+    help="Measure, patch, evolve and learn an LLM agent's harness.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+def envs() -> None:
+    """List the built-in environments."""
+    from reharness.envs.registry import BUILTIN_ENVS
+
+    table = Table(title="environments")
+    for col in ("name", "gymnasium id", "description"):
+        table.add_column(col)
+    for spec in BUILTIN_ENVS.values():
+        table.add_row(spec.name, spec.gym_id, spec.summary)
+    stdout.print(table)
+
+
+app.command()(run)
+app.command()(show)
+app.command()(export)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

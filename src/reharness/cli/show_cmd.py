@@ -1,0 +1,83 @@
+"""``reharness show`` and ``reharness export``: read a finished (or partial) run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from reharness.cli.common import friendly_errors, stdout
+from reharness.store.parquet import export_parquet
+from reharness.store.run_store import open_run_dir
+
+
+@friendly_errors
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (OUT/RUN_ID) written by `reharness run`.")],
+    episodes: Annotated[int, typer.Option(help="Also list the first N episodes.")] = 0,
+) -> None:
+    """Print a summary table of a run: success, score and steps by task type, terminations, flags."""
+    store = open_run_dir(run_dir)
+    meta = store.read_meta()
+    eps = store.episodes()
+    stdout.print(
+        f"[bold]{meta.run_id}[/]  env={meta.env}  policy={meta.policy_id}  harness={meta.harness['name']}"
+        f" ({meta.harness['id']})  finished {len(eps)}/{meta.n}",
+        highlight=False,
+    )
+    table = Table(title="by task type")
+    for col in ("task type", "episodes", "success", "mean score", "mean steps"):
+        table.add_column(col, justify="right" if col != "task type" else "left")
+    by_type: dict[str, list] = {}
+    for e in eps:
+        by_type.setdefault(e.task_type, []).append(e)
+    for name in sorted(by_type) + ["all"]:
+        group = eps if name == "all" else by_type[name]
+        if not group:
+            continue
+        k = len(group)
+        table.add_row(
+            name,
+            str(k),
+            f"{sum(e.success for e in group) / k:.1%}",
+            f"{sum(e.score for e in group) / k:.3f}",
+            f"{sum(e.num_steps for e in group) / k:.1f}",
+        )
+    stdout.print(table)
+    terms = Counter(e.termination for e in eps)
+    flags = Counter(f for e in eps for s in e.steps for f in s.flags)
+    stdout.print("terminations: " + ", ".join(f"{k}={v}" for k, v in sorted(terms.items())), highlight=False)
+    stdout.print(
+        "step flags: " + (", ".join(f"{k}={v}" for k, v in sorted(flags.items())) or "none"), highlight=False
+    )
+    if episodes:
+        listing = Table(title="episodes")
+        for col in ("#", "task", "type", "success", "score", "steps", "termination"):
+            listing.add_column(col)
+        for e in eps[:episodes]:
+            listing.add_row(
+                str(e.episode_index),
+                e.task_id,
+                e.task_type,
+                str(e.success),
+                f"{e.score:.2f}",
+                str(e.num_steps),
+                e.termination,
+            )
+        stdout.print(listing)
+
+
+@friendly_errors
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    dest: Annotated[
+        Path | None, typer.Option(help="Destination folder (default: the run directory).")
+    ] = None,
+) -> None:
+    """Export a run's episodes and steps to Parquet."""
+    paths = export_parquet(run_dir, dest)
+    for p in paths:
+        stdout.print(str(p), highlight=False)

@@ -1,0 +1,323 @@
+"""The async episode loop: one task, one policy, one harness.
+
+Each decision: build ``ctx`` → ``before_decision`` hooks → ask the policy (seeded per episode seed and step)
+→ parse the reply → ``before_action`` hooks (block / rewrite / force) → step the env → ``after_feedback``
+hooks (hints / force the next action) → format feedback. Errors inside the episode — a policy that raises, a
+malformed reply, a failing hook, an env that raises — become data in the trajectory, never a crash of the run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from reharness.core.hashing import derive_seed, stable_hash
+from reharness.core.types import ChatRequest, ChatResponse, Message
+from reharness.envs.base import Task
+from reharness.runtime.agents import Agent
+from reharness.runtime.context import Conversation, Counters, build_ctx, feedback_message
+from reharness.runtime.effects import TEXT_EFFECTS, Effect, EffectError, parse_effect
+from reharness.runtime.harness import Harness
+from reharness.runtime.protocols import parse_action
+from reharness.store.records import EpisodeRecord, HookErrorRecord, PolicyOutput, StepRecord
+
+
+@dataclass
+class _HookResults:
+    effects: list[Effect] = field(default_factory=list)
+    errors: list[HookErrorRecord] = field(default_factory=list)
+
+
+class EpisodeRunner:
+    """Runs one episode of ``agent`` in ``env`` under ``harness`` and returns its record."""
+
+    def __init__(self, env: Any, agent: Agent, harness: Harness, run_id: str = "") -> None:
+        self.env = env
+        self.agent = agent
+        self.harness = harness
+        self.config = harness.config
+        self.run_id = run_id
+        honoured = getattr(env, "honoured_effects", None)
+        self.honoured = None if honoured is None else frozenset(honoured) | TEXT_EFFECTS
+        self.admissible_only = bool(getattr(env, "restrict_forced_to_admissible", False))
+
+    async def _call_hooks(self, point: str, ctx: Any, notebooks: list[dict[str, Any]]) -> _HookResults:
+        results = _HookResults()
+        for overlay, nb in zip(self.harness.overlays, notebooks, strict=True):
+            if point not in overlay.points:
+                continue
+            outcome = await overlay.call(point, ctx, nb)
+            if outcome.nb is not nb:
+                nb.clear()
+                nb.update(outcome.nb)
+            if outcome.error:
+                results.errors.append(
+                    HookErrorRecord(
+                        point=point,
+                        overlay=overlay.name,
+                        error_type=outcome.error_type or "error",
+                        message=outcome.error,
+                    )
+                )
+                continue
+            try:
+                effect = parse_effect(point, outcome.value, overlay=overlay.name)
+            except EffectError as exc:
+                results.errors.append(
+                    HookErrorRecord(
+                        point=point, overlay=overlay.name, error_type="invalid_effect", message=exc.message
+                    )
+                )
+                continue
+            if effect is not None:
+                results.effects.append(effect)
+                if point == "before_action" and effect.kind in ("rewrite", "force", "block"):
+                    if effect.kind == "block":
+                        break
+                    ctx = _with_action(ctx, effect.action or "")
+        return results
+
+    def _honoured(self, effect: Effect) -> str | None:
+        """Why ``effect`` is dropped, or None when it applies."""
+        if self.honoured is not None and effect.kind not in self.honoured:
+            return f"{self.env.name} does not honour {effect.kind} effects"
+        if effect.action is not None and self.admissible_only:
+            admissible = self.env.admissible_actions() or []
+            if effect.action not in admissible:
+                return "forced/rewritten action is not admissible"
+        return None
+
+    async def run(self, task: Task, seed: int, episode_index: int = 0) -> EpisodeRecord:
+        started = time.perf_counter()
+        env, config = self.env, self.config
+        max_steps = config.step_limit or env.default_max_steps
+        env.max_steps = max_steps
+        observation, info = env.reset(seed=seed, options={"task": task})
+        record = EpisodeRecord(
+            run_id=self.run_id,
+            episode_index=episode_index,
+            seed=seed,
+            env=env.name,
+            task_id=info["task_id"],
+            task_identity=info["task_identity"],
+            task_type=info.get("task_type", ""),
+            instruction=info["instruction"],
+            initial_observation=observation,
+            harness_id=self.harness.identity,
+            policy_id=self.agent.policy_id,
+        )
+        policy = self.agent.start_episode(env, config.protocol)
+        tools = tuple(env.tools()) if config.protocol == "tools" else ()
+        tool_names = ", ".join(t["function"]["name"] for t in tools) if tools else ""
+        convo = Conversation(
+            config,
+            config.system_prompt.format(
+                tool_names=tool_names, max_steps=max_steps, instruction=info["instruction"], observation=""
+            ),
+            head=[
+                Message(
+                    role="user",
+                    content=config.first_user_template.format(
+                        observation=observation,
+                        instruction=info["instruction"],
+                        tool_names=tool_names,
+                        max_steps=max_steps,
+                    ),
+                )
+            ],
+        )
+        notebooks: list[dict[str, Any]] = [{} for _ in self.harness.overlays]
+        counters = Counters(last_observation=observation)
+        history: list[dict[str, Any]] = []
+        last_reward = 0.0
+        forced: str | None = None
+
+        def ctx_now(proposed: dict[str, Any] | None = None) -> Any:
+            return build_ctx(
+                env,
+                observation=observation,
+                step=env.steps,
+                max_steps=max_steps,
+                counters=counters,
+                history=history,
+                proposed=proposed,
+                last_reward=last_reward,
+            )
+
+        init = (
+            await self._call_hooks("on_init", ctx_now(), notebooks)
+            if self.harness.overlays
+            else _HookResults()
+        )
+        init_effects = [e for e in init.effects if not self._honoured(e)]
+        for effect in init_effects:
+            convo.skills.extend(effect.skills)
+        pending_effects = [e.to_dict() for e in init_effects]
+        pending_errors = list(init.errors)
+
+        for decision in range(max_steps):
+            step_started = time.perf_counter()
+            step = StepRecord(index=decision, effects=pending_effects, hook_errors=pending_errors)
+            pending_effects, pending_errors = [], []
+            action: str | None = None
+            tool_call = None
+            assistant: Message | None = None
+            if forced is not None:
+                step.source, action, forced = "hook", forced, None
+                step.flags.append("forced")
+                assistant = Message(role="assistant", content=f"Action: {action}")
+            else:
+                if self.harness.overlays:
+                    pre = await self._call_hooks("before_decision", ctx_now(), notebooks)
+                    step.hook_errors.extend(pre.errors)
+                    for effect in pre.effects:
+                        step.effects.append(effect.to_dict())
+                        convo.add_pending_user_note(f"[Harness] {effect.text}")
+                messages = convo.messages()
+                step.context_digest = stable_hash([m.model_dump(mode="json") for m in messages])
+                request = ChatRequest(
+                    messages=messages,
+                    tools=tools,
+                    sampling=config.sampling,
+                    seed=derive_seed(seed, decision),
+                    metadata={"episode": episode_index},
+                )
+                try:
+                    response = await policy.complete(request)
+                except Exception as exc:  # the policy failing is data, not a crash
+                    response = ChatResponse(error=f"{type(exc).__name__}: {exc}"[:1000])
+                step.output = PolicyOutput(
+                    text=response.text,
+                    tool_calls=list(response.tool_calls),
+                    error=response.error,
+                    completion_token_ids=_opt_list(response.completion_token_ids),
+                    logprobs=_opt_list(response.logprobs),
+                )
+                assistant = Message(role="assistant", content=response.text, tool_calls=response.tool_calls)
+                if response.error:
+                    step.flags.append("policy_error")
+                    record.error = f"policy error: {response.error}"
+                    record.termination = "error"
+                    record.steps.append(step)
+                    break
+                parsed = parse_action(config.protocol, response, env)
+                tool_call = parsed.tool_call
+                if parsed.action is None:
+                    step.parse_error = parsed.error
+                    step.flags.append("format_error")
+                    counters.on_format_error()
+                    convo.add_turn(
+                        assistant, feedback_message(config, config.format_error_message, tool_call, None, [])
+                    )
+                    step.observation = config.format_error_message
+                    step.duration_s = time.perf_counter() - step_started
+                    record.steps.append(step)
+                    continue
+                step.parsed_action = action = parsed.action
+                if self.harness.overlays:
+                    proposed = {
+                        "text": action,
+                        "raw": response.text[:2000],
+                        "tool": tool_call.name if tool_call else None,
+                    }
+                    proposed.update(getattr(env, "action_fields", lambda a: {})(action))
+                    pre_act = await self._call_hooks("before_action", ctx_now(proposed), notebooks)
+                    step.hook_errors.extend(pre_act.errors)
+                    blocked = None
+                    for effect in pre_act.effects:
+                        why = self._honoured(effect)
+                        if why:
+                            step.dropped_effects.append(effect.to_dict() | {"reason": why})
+                            continue
+                        step.effects.append(effect.to_dict())
+                        if effect.kind == "block":
+                            blocked = effect.text
+                            break
+                        action = effect.action
+                        step.flags.append("rewritten" if effect.kind == "rewrite" else "forced")
+                    if blocked is not None:
+                        counters.blocked_count += 1
+                        step.flags.append("blocked")
+                        step.action = None
+                        step.observation = blocked
+                        convo.add_turn(assistant, feedback_message(config, blocked, tool_call, None, []))
+                        step.duration_s = time.perf_counter() - step_started
+                        record.steps.append(step)
+                        continue
+            assert action is not None
+            step.action = action
+            try:
+                observation, reward, terminated, truncated, info = env.step(action)
+            except Exception as exc:  # an env that raises ends the episode; the error is recorded
+                step.flags.append("env_error")
+                record.error = f"env error: {type(exc).__name__}: {exc}"[:1000]
+                record.termination = "error"
+                record.steps.append(step)
+                break
+            step.observation, step.reward = observation, float(reward)
+            step.terminated, step.truncated = bool(terminated), bool(truncated)
+            if info.get("invalid_action"):
+                step.flags.append("invalid_action")
+            counters.on_executed(action, observation, bool(info.get("invalid_action")))
+            if counters.repeated_action:
+                step.flags.append("repeated_action")
+            record.total_reward += float(reward)
+            last_reward = float(reward)
+            history.append({"action": action, "observation": observation[:300], "reward": float(reward)})
+            notes: list[str] = []
+            done = terminated or truncated
+            if self.harness.overlays and not done:
+                post = await self._call_hooks("after_feedback", ctx_now(), notebooks)
+                step.hook_errors.extend(post.errors)
+                for effect in post.effects:
+                    why = self._honoured(effect) or (
+                        "only the first force applies"
+                        if effect.kind == "force" and forced is not None
+                        else None
+                    )
+                    if why:
+                        step.dropped_effects.append(effect.to_dict() | {"reason": why})
+                        continue
+                    step.effects.append(effect.to_dict())
+                    if effect.kind == "hint":
+                        notes.append(f"[Harness] {effect.text}")
+                    else:
+                        forced = effect.action
+            convo.add_turn(
+                assistant,
+                feedback_message(
+                    config, observation, tool_call, None if done else info.get("admissible_actions"), notes
+                ),
+            )
+            counters.hook_errors += len(step.hook_errors)
+            step.duration_s = time.perf_counter() - step_started
+            record.steps.append(step)
+            if done:
+                break
+
+        record.success = bool(env.last_success)
+        record.score = float(env.last_score)
+        record.num_steps = len(record.steps)
+        if record.termination != "error":
+            last = record.steps[-1] if record.steps else None
+            if record.success:
+                record.termination = "success"
+            elif last is not None and last.terminated:
+                record.termination = "terminated"
+            else:
+                record.termination = "step_limit"
+        record.duration_s = time.perf_counter() - started
+        return record
+
+
+def _with_action(ctx: Any, action: str) -> Any:
+    from reharness.runtime.view import ReadOnlyView, thaw
+
+    data = thaw(ctx)
+    data["action"] = dict(data.get("action") or {}) | {"text": action}
+    return ReadOnlyView(data)
+
+
+def _opt_list(value: Any) -> list[Any] | None:
+    return None if value is None else list(value)

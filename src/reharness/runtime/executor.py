@@ -1,0 +1,153 @@
+"""Batch execution: many episodes concurrently, appended to the store as each finishes.
+
+:class:`RunSpec` is the resolved, validated configuration of a batch; its hash (without the fields that do
+not change trajectories, such as concurrency) names the run, so re-running the same command resumes the same
+run directory and completes only the missing episodes. Episode ``i`` gets seed ``derive_seed(seed, i)`` and
+task ``indices[i]`` from a seeded sample of the split, so the same spec always gives the same trajectories
+and a different seed gives different tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reharness import __version__
+from reharness.core.errors import ConfigError
+from reharness.core.hashing import derive_seed, stable_hash
+from reharness.envs.registry import make_env, resolve_env_name
+from reharness.runtime.agents import Agent
+from reharness.runtime.episode import EpisodeRunner
+from reharness.runtime.harness import Harness
+from reharness.store.records import EpisodeRecord, RunMeta, trajectory_digest
+from reharness.store.run_store import RunStore
+
+
+class RunSpec(BaseModel):
+    """What to run. Written (resolved) into ``run.json`` of every run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env: str
+    agent: str
+    split: str = "test"
+    n: int | None = Field(None, gt=0, description="Episodes to run (None: all tasks of --data, else 50).")
+    seed: int = 0
+    data: str | None = None
+    concurrency: int = Field(8, gt=0, le=1024)
+
+    def hash_fields(self, harness: Harness) -> dict[str, Any]:
+        fields = self.model_dump(exclude={"concurrency"})
+        fields["harness"] = harness.identity
+        return fields
+
+
+class BatchResult(BaseModel):
+    run_id: str
+    out: str
+    episodes: list[EpisodeRecord]
+
+    @property
+    def success_rate(self) -> float:
+        return sum(e.success for e in self.episodes) / max(1, len(self.episodes))
+
+    @property
+    def mean_score(self) -> float:
+        return sum(e.score for e in self.episodes) / max(1, len(self.episodes))
+
+    @property
+    def mean_steps(self) -> float:
+        return sum(e.num_steps for e in self.episodes) / max(1, len(self.episodes))
+
+    @property
+    def digest(self) -> str:
+        return trajectory_digest(self.episodes)
+
+
+def env_kwargs(spec: RunSpec, harness: Harness) -> dict[str, Any]:
+    kwargs: dict[str, Any] = dict(harness.config.env_options)
+    env_name = resolve_env_name(spec.env).name
+    if spec.data:
+        if env_name != "db":
+            raise ConfigError(
+                f"--data loads real task files for db only, not {env_name!r}",
+                hint="drop --data, or use --env db",
+            )
+        kwargs["data_path"] = spec.data
+    else:
+        kwargs["split"] = spec.split
+    return kwargs
+
+
+def select_tasks(env: Any, spec: RunSpec) -> list[int]:
+    """Seeded choice of task indices for the episodes of a run."""
+    total = env.num_tasks()
+    n = spec.n if spec.n is not None else (total if spec.data else 50)
+    if n > total:
+        raise ConfigError(f"--n {n} exceeds the {total} tasks available", hint=f"pass --n {total} or fewer")
+    rng = random.Random(derive_seed("tasks", spec.seed))
+    return rng.sample(range(total), n)
+
+
+async def run_batch(
+    spec: RunSpec,
+    agent: Agent,
+    harness: Harness,
+    out_dir: str | Path = "runs",
+    overwrite: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> BatchResult:
+    """Run (or resume) a batch and return every finished episode."""
+    env_name = resolve_env_name(spec.env).name
+    kwargs = env_kwargs(spec, harness)
+    first_env = make_env(env_name, **kwargs)
+    indices = select_tasks(first_env, spec)
+    config_hash = stable_hash(spec.hash_fields(harness))
+    run_id = f"{env_name}-{spec.agent.replace(':', '_').replace('/', '_')}-{config_hash[:10]}"
+    meta = RunMeta(
+        run_id=run_id,
+        config_hash=config_hash,
+        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        package_version=__version__,
+        env=env_name,
+        policy_id=agent.policy_id,
+        harness=harness.describe(),
+        seed=spec.seed,
+        n=len(indices),
+        config=spec.model_dump() | {"env_kwargs": kwargs},
+    )
+    store = RunStore(Path(out_dir) / run_id)
+    done = store.open(meta, overwrite=overwrite)
+    missing = [i for i in range(len(indices)) if i not in done]
+    if on_start:
+        on_start(len(indices), len(done))
+    envs: asyncio.Queue[Any] = asyncio.Queue()
+    envs.put_nowait(first_env)
+    for _ in range(min(spec.concurrency, len(missing)) - 1):
+        envs.put_nowait(make_env(env_name, **kwargs))
+    results: dict[int, EpisodeRecord] = dict(done)
+
+    async def one(i: int) -> None:
+        env = await envs.get()
+        try:
+            task = env.get_task(indices[i])
+            record = await EpisodeRunner(env, agent, harness, run_id).run(task, derive_seed(spec.seed, i), i)
+        finally:
+            envs.put_nowait(env)
+        store.append(record)
+        results[i] = record
+        if on_episode:
+            on_episode(record)
+
+    await asyncio.gather(*(one(i) for i in missing))
+    for env in list(envs._queue):  # type: ignore[attr-defined]
+        env.close()
+    episodes = [results[i] for i in range(len(indices))]
+    return BatchResult(run_id=run_id, out=str(store.run_dir), episodes=episodes)

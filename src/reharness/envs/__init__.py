@@ -1,18 +1,27 @@
 """Built-in text environments (household, shop, db) and the public environment checker."""
 
 from reharness.envs.base import Task, TextEnv, Transition, UnicodeText, task_identity
-from reharness.envs.registry import BUILTIN_ENVS, make_env, register_envs, resolve_env_name
+from reharness.envs.registry import (
+    BUILTIN_ENVS,
+    EnvSpec,
+    make_env,
+    register_env,
+    register_envs,
+    resolve_env_name,
+)
 
 register_envs()
 
 __all__ = [
     "BUILTIN_ENVS",
+    "EnvSpec",
     "Task",
     "TextEnv",
     "Transition",
     "UnicodeText",
     "check_env",
     "make_env",
+    "register_env",
     "register_envs",
     "resolve_env_name",
     "task_identity",

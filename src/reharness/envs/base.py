@@ -1,9 +1,9 @@
 """The base class of reharness's text environments and the :class:`Task` record.
 
 A :class:`TextEnv` is a ``gymnasium.Env`` with text observations and text actions. Subclasses supply a
-deterministic task generator (``generate_task``), the environment dynamics (``_load`` / ``_initial_observation``
-/ ``_transition``), and a state-based expert (``expert_action``) that returns the correct next action from
-*any* state, so the scripted solver also recovers from off-path states. The base class owns seeding, task
+deterministic task generator (``generate_task``), the environment dynamics (``_load`` /
+``_initial_observation`` / ``_transition``), and a state-based expert (``expert_action``) that returns the
+correct next action from *any* state, so the scripted solver also recovers from off-path states. The base class owns seeding, task
 selection, the step limit, task identity and the ``info`` dictionary, so every environment reports the same
 keys.
 
@@ -105,7 +105,7 @@ class Transition:
 class TextEnv(gymnasium.Env[str, str]):
     """Base class of the built-in text environments (see module docstring)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium convention
 
     #: Short name (``household``), gymnasium id and version.
     name: ClassVar[str] = ""

@@ -96,7 +96,7 @@ def check_env(env: Any, *, seeds: tuple[int, int] = (0, 1), steps: int = 5, stri
             missing = [k for k in REQUIRED_INFO_KEYS if k not in s_info]
             if missing:
                 problems.append(f"step() info lacks keys {missing}")
-            elif s_info["task_identity"] != info["task_identity"]:
+            elif s_info["task_identity"] != info.get("task_identity", s_info["task_identity"]):
                 problems.append(
                     "task_identity changed within an episode: it must depend only on the task and seed"
                 )

@@ -48,6 +48,13 @@ BUILTIN_ENVS: dict[str, EnvSpec] = {
 }
 
 
+def register_env(spec: EnvSpec) -> None:
+    """Register a user environment so ``make_env``, ``run_batch`` and the CLI can address it by name."""
+    BUILTIN_ENVS[spec.name] = spec
+    if spec.gym_id not in gymnasium.registry:
+        gymnasium.register(id=spec.gym_id, entry_point=spec.entry_point, disable_env_checker=True)
+
+
 def register_envs() -> None:
     """Register every built-in with gymnasium (idempotent)."""
     for spec in BUILTIN_ENVS.values():

@@ -86,7 +86,7 @@ class GoldAgent(_ScriptedAgent):
     def start_episode(self, env: Any, protocol: str) -> Agent:
         if not hasattr(env, "gold_action"):
             raise UnknownNameError(
-                f"the gold agent needs an environment with reference solutions; {type(env).__name__} has none",
+                f"the gold agent needs an env with reference solutions; {type(env).__name__} has none",
                 hint="use --agent gold with --env db --data FILE.jsonl, or --agent solver",
             )
         return GoldAgent(env, protocol)

@@ -165,12 +165,13 @@ OBJECTS: dict[str, ObjectKind] = {
 
 #: Objects that can be the target of a look-at-in-light task (ALFWorld's small handheld objects).
 LOOK_TARGETS: frozenset[str] = frozenset(
-    {
-        "alarmclock", "book", "bowl", "box", "cd", "cellphone", "creditcard", "cup", "keychain", "laptop",
-        "mug", "newspaper", "pen", "pencil", "pillow", "plate", "remotecontrol", "statue", "tissuebox", "vase",
-        "watch", "baseballbat", "tennisracket", "teddybear",
-    }
-)  # fmt: skip
+    """alarmclock book bowl box cd cellphone creditcard cup keychain laptop mug newspaper pen pencil pillow
+    plate remotecontrol statue tissuebox vase watch baseballbat tennisracket teddybear""".split()
+)
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,12 @@ class RoomKind:
 ROOMS: dict[str, RoomKind] = {
     "kitchen": RoomKind(
         fixed=("coffeemachine", "diningtable", "fridge", "garbagecan", "microwave", "sinkbasin", "toaster"),
-        ranges=(("cabinet", 3, 6), ("countertop", 1, 3), ("drawer", 1, 4), ("shelf", 0, 1), ("stoveburner", 2, 4)),
-        objects=(
-            "apple", "bread", "egg", "lettuce", "potato", "tomato", "mug", "cup", "bowl", "plate", "pan", "pot",
-            "kettle", "fork", "spoon", "knife", "butterknife", "spatula", "ladle", "saltshaker", "peppershaker",
-            "winebottle", "dishsponge", "soapbottle",
+        ranges=(
+            ("cabinet", 3, 6), ("countertop", 1, 3), ("drawer", 1, 4), ("shelf", 0, 1), ("stoveburner", 2, 4),
+        ),
+        objects=_words(
+            """apple bread egg lettuce potato tomato mug cup bowl plate pan pot kettle fork spoon knife
+            butterknife spatula ladle saltshaker peppershaker winebottle dishsponge soapbottle"""
         ),
     ),
     "livingroom": RoomKind(
@@ -199,9 +201,9 @@ ROOMS: dict[str, RoomKind] = {
             ("cabinet", 0, 4), ("diningtable", 0, 1), ("drawer", 3, 5), ("dresser", 0, 1), ("ottoman", 0, 1),
             ("safe", 0, 1), ("shelf", 1, 4), ("sidetable", 1, 2),
         ),
-        objects=(
-            "remotecontrol", "keychain", "creditcard", "cellphone", "watch", "newspaper", "pillow", "box", "laptop",
-            "book", "statue", "vase", "tissuebox", "houseplant", "plate",
+        objects=_words(
+            """remotecontrol keychain creditcard cellphone watch newspaper pillow box laptop book
+            statue vase tissuebox houseplant plate"""
         ),
         lamps=("desklamp", "floorlamp"),
     ),
@@ -211,9 +213,9 @@ ROOMS: dict[str, RoomKind] = {
             ("armchair", 0, 1), ("cabinet", 0, 2), ("desk", 1, 2), ("drawer", 4, 7), ("laundryhamper", 0, 1),
             ("safe", 0, 1), ("shelf", 1, 4), ("sidetable", 1, 2),
         ),
-        objects=(
-            "alarmclock", "book", "cd", "cellphone", "creditcard", "keychain", "laptop", "pen", "pencil", "pillow",
-            "mug", "bowl", "baseballbat", "tennisracket", "teddybear", "cloth", "watch",
+        objects=_words(
+            """alarmclock book cd cellphone creditcard keychain laptop pen pencil pillow mug bowl
+            baseballbat tennisracket teddybear cloth watch"""
         ),
         lamps=("desklamp", "floorlamp"),
     ),
@@ -223,12 +225,12 @@ ROOMS: dict[str, RoomKind] = {
             ("bathtubbasin", 0, 1), ("cabinet", 3, 6), ("drawer", 2, 4), ("handtowelholder", 0, 1),
             ("shelf", 0, 3), ("sinkbasin", 1, 2), ("towelholder", 0, 1),
         ),
-        objects=(
-            "soapbar", "soapbottle", "spraybottle", "toiletpaper", "candle", "cloth", "dishsponge", "handtowel",
-            "towel", "plunger", "scrubbrush", "tissuebox",
+        objects=_words(
+            """soapbar soapbottle spraybottle toiletpaper candle cloth dishsponge handtowel towel
+            plunger scrubbrush tissuebox"""
         ),
     ),
-}  # fmt: skip
+}
 
 ROOM_NAMES: tuple[str, ...] = tuple(sorted(ROOMS))
 

@@ -22,7 +22,6 @@ from reharness.envs.household.catalog import (
     TASK_STATE,
     TASK_TYPES,
     RoomKind,
-    kind_of,
 )
 from reharness.envs.household.goals import Goal
 
@@ -62,24 +61,22 @@ def _homes(kind: str, by_kind: dict[str, list[str]]) -> list[str]:
 
 def _spot(rng: random.Random, kinds: list[str], by_kind: dict[str, list[str]], closed_bias: float) -> str:
     """A receptacle instance of one of ``kinds``; with probability ``closed_bias`` a closed container."""
-    spots = [r for kind in kinds for r in by_kind[kind]]
-    closed = [r for r in spots if kind_of(r) in OPENABLE]
-    if closed and rng.random() < closed_bias:
-        return rng.choice(closed)
-    return rng.choice(spots)
+    if closed_bias > 0.0 and rng.random() < closed_bias:
+        closed = [r for kind in kinds if kind in OPENABLE for r in by_kind[kind]]
+        if closed:
+            return rng.choice(closed)
+    return rng.choice([r for kind in kinds for r in by_kind[kind]])
 
 
-def _eligible_targets(task_type: str, room: RoomKind, by_kind: dict[str, list[str]]) -> list[str]:
+def _eligible_targets(task_type: str, room: RoomKind, homes: dict[str, list[str]]) -> list[str]:
     state = TASK_STATE[task_type]
-    out = []
-    for kind in room.objects:
-        homes = _homes(kind, by_kind)
-        if task_type == "look_at_obj_in_light":
-            if kind in LOOK_TARGETS and homes:
-                out.append(kind)
-        elif len(homes) >= 2 and (state is None or state in OBJECTS[kind].props):
-            out.append(kind)
-    return out
+    if task_type == "look_at_obj_in_light":
+        return [kind for kind in room.objects if kind in LOOK_TARGETS and homes[kind]]
+    return [
+        kind
+        for kind in room.objects
+        if len(homes[kind]) >= 2 and (state is None or state in OBJECTS[kind].props)
+    ]
 
 
 def make_task(rng: random.Random, task_id: str, split: str) -> Task:
@@ -88,17 +85,18 @@ def make_task(rng: random.Random, task_id: str, split: str) -> Task:
     room_name = rng.choice(_ROOMS_FOR[task_type])
     room = ROOMS[room_name]
     receptacles, by_kind = _layout(rng, room)
-    target = rng.choice(_eligible_targets(task_type, room, by_kind))
-    homes = _homes(target, by_kind)
+    homes_of = {kind: _homes(kind, by_kind) for kind in room.objects + room.lamps}
+    target = rng.choice(_eligible_targets(task_type, room, homes_of))
+    homes = homes_of[target]
     placed: list[tuple[str, str]] = []  # (object type, receptacle) in placement order
 
     if task_type == "look_at_obj_in_light":
         lamp = rng.choice(room.lamps)
-        lamp_spot = _spot(rng, _homes(lamp, by_kind), by_kind, 0.0)
+        lamp_spot = _spot(rng, homes_of[lamp], by_kind, 0.0)
         placed.append((lamp, lamp_spot))
         for other in room.lamps:
             if other != lamp and rng.random() < 0.5:
-                placed.append((other, _spot(rng, _homes(other, by_kind), by_kind, 0.0)))
+                placed.append((other, _spot(rng, homes_of[other], by_kind, 0.0)))
         goal = Goal(task_type, target, lamp=lamp)
         start_kinds = homes
         avoid = {lamp_spot}
@@ -116,10 +114,10 @@ def make_task(rng: random.Random, task_id: str, split: str) -> Task:
             spot = _spot(rng, start_kinds, by_kind, 0.6)
         placed.append((target, spot))
 
-    others = [k for k in room.objects if k != target and _homes(k, by_kind)]
+    others = [k for k in room.objects if k != target and homes_of[k]]
     for kind in rng.sample(others, min(len(others), rng.randint(6, 11))):
         for _ in range(rng.randint(1, 2)):
-            placed.append((kind, _spot(rng, _homes(kind, by_kind), by_kind, 0.3)))
+            placed.append((kind, _spot(rng, homes_of[kind], by_kind, 0.3)))
 
     objects = _number(rng, placed)
     state = {"room": room_name, "receptacles": receptacles, "objects": objects, "goal": goal.to_json()}
@@ -136,7 +134,8 @@ def _number(rng: random.Random, placed: list[tuple[str, str]]) -> dict[str, str]
     for kind in sorted(spots_by_kind):
         spots = spots_by_kind[kind]
         numbers = list(range(1, len(spots) + 1))
-        rng.shuffle(numbers)
+        if len(numbers) > 1:
+            rng.shuffle(numbers)
         for number, spot in zip(numbers, spots, strict=True):
             objects[f"{kind} {number}"] = spot
     return objects

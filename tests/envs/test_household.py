@@ -20,11 +20,22 @@ from reharness.envs.household.commands import command_key, normalise
 KITCHEN = {
     "room": "kitchen",
     "receptacles": [
-        "cabinet 1", "cabinet 2", "coffeemachine 1", "countertop 1", "drawer 1", "fridge 1", "microwave 1",
+        "cabinet 1",
+        "cabinet 2",
+        "coffeemachine 1",
+        "countertop 1",
+        "drawer 1",
+        "fridge 1",
+        "microwave 1",
         "sinkbasin 1",
     ],
-    "objects": {"mug 1": "cabinet 1", "apple 1": "countertop 1", "mug 2": "countertop 1", "egg 1": "fridge 1"},
-}  # fmt: skip
+    "objects": {
+        "mug 1": "cabinet 1",
+        "apple 1": "countertop 1",
+        "mug 2": "countertop 1",
+        "egg 1": "fridge 1",
+    },
+}
 
 
 def _task(goal: dict[str, Any], instruction: str, state: dict[str, Any] | None = None) -> Task:
@@ -36,7 +47,9 @@ def _task(goal: dict[str, Any], instruction: str, state: dict[str, Any] | None =
 def _clean_mug_env() -> HouseholdEnv:
     env = HouseholdEnv(split="test")
     goal = {"task_type": "pick_clean_then_place_in_recep", "target": "mug", "destination": "coffeemachine"}
-    env.reset(seed=0, options={"task": _task({**goal, "state": "clean"}, "put a clean mug in coffeemachine.")})
+    env.reset(
+        seed=0, options={"task": _task({**goal, "state": "clean"}, "put a clean mug in coffeemachine.")}
+    )
     return env
 
 
@@ -62,7 +75,7 @@ def _finish(env: HouseholdEnv) -> bool:
     return bool(info.get("success"))
 
 
-# ---------------------------------------------------------------------------------------------- generation
+# ------------------------------------------------------------------------------------ generation
 def test_generation_is_deterministic_across_instances() -> None:
     first, second = HouseholdEnv(split="test"), HouseholdEnv(split="train")
     for index in range(20):
@@ -112,17 +125,15 @@ def test_instructions_follow_alfworld_phrasing() -> None:
         assert task.instruction.startswith(starts[task.task_type]) and task.instruction.endswith(".")
 
 
-# ---------------------------------------------------------------------------------------------- observations
+# ------------------------------------------------------------------------------------ observations
 def test_initial_observation_and_admissible_list() -> None:
     env = HouseholdEnv(split="test")
-    obs, info = env.reset(seed=0, options={"task": _task(
-        {"task_type": "pick_and_place_simple", "target": "mug", "destination": "coffeemachine"},
-        "put a mug in coffeemachine.",
-    )})  # fmt: skip
+    goal = {"task_type": "pick_and_place_simple", "target": "mug", "destination": "coffeemachine"}
+    obs, info = env.reset(seed=0, options={"task": _task(goal, "put a mug in coffeemachine.")})
     assert obs == (
-        "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, you "
-        "see a cabinet 1, a cabinet 2, a coffeemachine 1, a countertop 1, a drawer 1, a fridge 1, a microwave 1, "
-        "and a sinkbasin 1.\n\nYour task is to: put a mug in coffeemachine."
+        "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, "
+        "you see a cabinet 1, a cabinet 2, a coffeemachine 1, a countertop 1, a drawer 1, a fridge 1, "
+        "a microwave 1, and a sinkbasin 1.\n\nYour task is to: put a mug in coffeemachine."
     )
     actions = info["admissible_actions"]
     assert actions == sorted(actions, key=command_key)
@@ -132,9 +143,14 @@ def test_initial_observation_and_admissible_list() -> None:
 def test_alfworld_feedback_sentences() -> None:
     env = _clean_mug_env()
     assert env.step("go to cabinet 1")[0] == "You arrive at cabinet 1. The cabinet 1 is closed."
-    assert env.step("open cabinet 1")[0] == "You open the cabinet 1. The cabinet 1 is open. In it, you see a mug 1."
+    assert (
+        env.step("open cabinet 1")[0]
+        == "You open the cabinet 1. The cabinet 1 is open. In it, you see a mug 1."
+    )
     assert env.step("go to drawer 1")[0] == "You arrive at drawer 1. The drawer 1 is closed."
-    assert env.step("open drawer 1")[0] == "You open the drawer 1. The drawer 1 is open. In it, you see nothing."
+    assert (
+        env.step("open drawer 1")[0] == "You open the drawer 1. The drawer 1 is open. In it, you see nothing."
+    )
     assert env.step("close drawer 1")[0] == "You close the drawer 1."
     obs = env.step("go to countertop 1")[0]
     assert obs == "You arrive at countertop 1. On the countertop 1, you see a apple 1, and a mug 2."
@@ -167,7 +183,14 @@ def test_put_accepts_in_on_and_in_slash_on() -> None:
 
 def test_invalid_commands_are_nothing_happens() -> None:
     env = _clean_mug_env()
-    for bad in ("take mug 1 from cabinet 1", "fly away", "", "go to cabinet 9", "open countertop 1", "use mug 1"):
+    for bad in (
+        "take mug 1 from cabinet 1",
+        "fly away",
+        "",
+        "go to cabinet 9",
+        "open countertop 1",
+        "use mug 1",
+    ):
         obs, reward, terminated, truncated, info = env.step(bad)
         assert obs == "Nothing happens." and info["invalid_action"] is True
         assert (reward, terminated) == (0.0, False)
@@ -222,7 +245,12 @@ def test_pick_two_needs_two_in_the_same_receptacle() -> None:
     env = HouseholdEnv(split="test")
     goal = {"task_type": "pick_two_obj_and_place", "target": "cellphone", "destination": "sofa", "count": 2}
     env.reset(options={"task": _task(goal, "put two cellphone in sofa.", state)})
-    for action in ("go to armchair 1", "take cellphone 1 from armchair 1", "go to sofa 1", "put cellphone 1 in sofa 1"):
+    for action in (
+        "go to armchair 1",
+        "take cellphone 1 from armchair 1",
+        "go to sofa 1",
+        "put cellphone 1 in sofa 1",
+    ):
         env.step(action)
     for action in ("go to drawer 1", "open drawer 1", "take cellphone 2 from drawer 1", "go to sofa 2"):
         env.step(action)
@@ -240,7 +268,7 @@ def test_step_limit_truncates() -> None:
         env.step("look")
 
 
-# ---------------------------------------------------------------------------------------------- hook views and tools
+# ------------------------------------------------------------------------------------ hook views and tools
 def test_runtime_state_shows_only_observed_information() -> None:
     env = _clean_mug_env()
     state = env.runtime_state()
@@ -282,7 +310,9 @@ def test_bad_input_gives_clear_errors() -> None:
     with pytest.raises(EnvError, match="malformed"):
         env.reset(options={"task": "household/test/abc"})
     with pytest.raises(ValueError, match="task type"):
-        env.reset(options={"task": _task({"task_type": "juggle", "target": "mug", "destination": "sofa"}, "x")})
+        env.reset(
+            options={"task": _task({"task_type": "juggle", "target": "mug", "destination": "sofa"}, "x")}
+        )
 
 
 def test_registered_with_gymnasium() -> None:
@@ -292,7 +322,7 @@ def test_registered_with_gymnasium() -> None:
     assert isinstance(env, HouseholdEnv) and env.split == "valid"
 
 
-# ---------------------------------------------------------------------------------------------- solvers
+# ------------------------------------------------------------------------------------ solvers
 def test_expert_solves_all_200_test_tasks() -> None:
     env = HouseholdEnv(split="test")
     failures = [i for i in range(200) if not _play(env, i)]
@@ -308,7 +338,12 @@ def test_expert_recovers_from_random_perturbations() -> None:
 
 def test_expert_recovers_from_a_wrong_held_object() -> None:
     env = _clean_mug_env()
-    for action in ("go to countertop 1", "take apple 1 from countertop 1", "go to cabinet 2", "open cabinet 2"):
+    for action in (
+        "go to countertop 1",
+        "take apple 1 from countertop 1",
+        "go to cabinet 2",
+        "open cabinet 2",
+    ):
         env.step(action)
     env.step("close cabinet 2")
     assert env.expert_action() == "open cabinet 2"  # free the hands first
@@ -337,6 +372,8 @@ def test_episode_is_independent_of_hash_seed() -> None:
     outputs = []
     for seed in ("1", "2"):
         environ = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environ, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=environ, check=True
+        )
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] and len(outputs[0]) > 100

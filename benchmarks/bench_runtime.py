@@ -51,11 +51,15 @@ def harness_steps_per_second(name: str, episodes: int, harness: Harness) -> tupl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--envs", nargs="*", default=["household", "shop", "db"])
     args = parser.parse_args()
-    print(f"{'env':<10} {'raw steps/s':>12} {'harness/s':>10} {'+4 noop/s':>10} {'overhead':>9} {'success':>8}")
+    print(
+        f"{'env':<10} {'raw steps/s':>12} {'harness/s':>10} {'+4 noop/s':>10} {'overhead':>9} {'success':>8}"
+    )
     for name in args.envs:
         make_env(name, split="test")  # warm caches (catalogue, tokenizers) outside the timings
         raw, _ = raw_steps_per_second(name, args.episodes)
@@ -63,8 +67,10 @@ def main() -> None:
         hooked = base.with_overlays(noop_overlay())
         plain_sps, ok = harness_steps_per_second(name, args.episodes, base)
         hooked_sps, _ = harness_steps_per_second(name, args.episodes, hooked)
-        print(f"{name:<10} {raw:>12.0f} {plain_sps:>10.0f} {hooked_sps:>10.0f} {plain_sps / hooked_sps:>8.2f}x"
-              f" {ok:>8.0%}")
+        print(
+            f"{name:<10} {raw:>12.0f} {plain_sps:>10.0f} {hooked_sps:>10.0f} {plain_sps / hooked_sps:>8.2f}x"
+            f" {ok:>8.0%}"
+        )
 
 
 if __name__ == "__main__":

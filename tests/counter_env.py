@@ -20,8 +20,14 @@ class CounterEnv(TextEnv):
     def generate_task(self, split: str, index: int) -> Task:
         def make(rng: random.Random, task_id: str) -> Task:
             start, target = rng.randint(0, 5), rng.randint(0, 9)
-            return Task(task_id, split, f"make the counter equal {target}.", "reach",
-                        {"start": start, "target": target}, {"target": target})
+            return Task(
+                task_id,
+                split,
+                f"make the counter equal {target}.",
+                "reach",
+                {"start": start, "target": target},
+                {"target": target},
+            )
 
         return self.draw_task(split, index, make)
 

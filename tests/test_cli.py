@@ -10,12 +10,23 @@ from pathlib import Path
 import pytest
 
 DBBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dbbench"
-CONTRACT_KEYS = {"run_id", "env", "agent", "n", "success_rate", "mean_score", "mean_steps", "trajectory_digest",
-                 "out"}
+CONTRACT_KEYS = {
+    "run_id",
+    "env",
+    "agent",
+    "n",
+    "success_rate",
+    "mean_score",
+    "mean_steps",
+    "trajectory_digest",
+    "out",
+}
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reharness", *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "reharness", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def run_json(*args: str) -> dict:
@@ -32,10 +43,16 @@ def test_run_json_contract_and_digest(env: str, tmp_path: Path) -> None:
     assert first["success_rate"] == 1.0 and first["mean_score"] == 1.0 and first["mean_steps"] > 1
     same = run_json("--env", env, "--agent", "solver", "--n", "8", "--out", str(tmp_path / "b"))
     assert same["trajectory_digest"] == first["trajectory_digest"]
-    other = run_json("--env", env, "--agent", "solver", "--n", "8", "--seed", "1", "--out", str(tmp_path / "c"))
+    other = run_json(
+        "--env", env, "--agent", "solver", "--n", "8", "--seed", "1", "--out", str(tmp_path / "c")
+    )
     assert other["trajectory_digest"] != first["trajectory_digest"]
-    tasks_a = {json.loads(x)["task_id"] for x in (Path(first["out"]) / "episodes.jsonl").read_text().splitlines()}
-    tasks_c = {json.loads(x)["task_id"] for x in (Path(other["out"]) / "episodes.jsonl").read_text().splitlines()}
+    tasks_a = {
+        json.loads(x)["task_id"] for x in (Path(first["out"]) / "episodes.jsonl").read_text().splitlines()
+    }
+    tasks_c = {
+        json.loads(x)["task_id"] for x in (Path(other["out"]) / "episodes.jsonl").read_text().splitlines()
+    }
     assert tasks_a != tasks_c
     shown = cli("show", first["out"])
     assert shown.returncode == 0 and "by task type" in shown.stdout and "100.0%" in shown.stdout
@@ -53,14 +70,19 @@ def test_random_agent_and_resume_by_rerun(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not DBBENCH.exists(), reason="shared DBBench data not present")
 def test_gold_agent_on_real_dev_file(tmp_path: Path) -> None:
-    result = run_json("--env", "db", "--agent", "gold", "--data", str(DBBENCH / "dev.jsonl"), "--out", str(tmp_path))
+    result = run_json(
+        "--env", "db", "--agent", "gold", "--data", str(DBBENCH / "dev.jsonl"), "--out", str(tmp_path)
+    )
     assert result["n"] == 60 and result["success_rate"] >= 0.95
 
 
 def test_db_tool_calling_harness(tmp_path: Path) -> None:
-    harness = Path(__file__).resolve().parents[1] / "src" / "reharness" / "runtime" / "harnesses" / "db-fc.yaml"
-    result = run_json("--env", "db", "--agent", "solver", "--n", "5", "--harness", str(harness),
-                      "--out", str(tmp_path))
+    harness = (
+        Path(__file__).resolve().parents[1] / "src" / "reharness" / "runtime" / "harnesses" / "db-fc.yaml"
+    )
+    result = run_json(
+        "--env", "db", "--agent", "solver", "--n", "5", "--harness", str(harness), "--out", str(tmp_path)
+    )
     assert result["success_rate"] == 1.0
     episode = json.loads((Path(result["out"]) / "episodes.jsonl").read_text().splitlines()[0])
     assert episode["steps"][0]["output"]["tool_calls"], "the fc harness must speak in tool calls"

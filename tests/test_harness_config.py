@@ -58,7 +58,11 @@ def test_missing_harness_file() -> None:
 def test_effect_schema() -> None:
     assert parse_effect("on_post_step", {"type": "inject_hint", "message": "x"}).kind == "hint"
     assert parse_effect("before_action", None) is None
-    assert parse_effect("on_init", {"skills": [{"text": "a"}, "b"], "tool_hint": "c"}).skills == ("a", "b", "c")
+    assert parse_effect("on_init", {"skills": [{"text": "a"}, "b"], "tool_hint": "c"}).skills == (
+        "a",
+        "b",
+        "c",
+    )
     with pytest.raises(EffectError, match="before_decision may return|unknown keys"):
         parse_effect("before_decision", {"type": "force_action", "action": "x"})
     with pytest.raises(EffectError, match="after_feedback"):

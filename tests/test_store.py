@@ -94,7 +94,8 @@ def test_sigkill_then_restart_completes_missing_only(tmp_path: Path) -> None:
                 return await super().complete(request)
 
         spec = RunSpec(env="counter", agent="solver", n=30, seed=3, concurrency=2)
-        asyncio.run(run_batch(spec, Slow(), Harness(HarnessConfig(name="t", protocol="text")), {str(tmp_path)!r}))
+        harness = Harness(HarnessConfig(name="t", protocol="text"))
+        asyncio.run(run_batch(spec, Slow(), harness, {str(tmp_path)!r}))
         """
     )
     env = {**os.environ, "PYTHONPATH": str(TESTS)}

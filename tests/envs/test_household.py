@@ -309,10 +309,48 @@ def test_bad_input_gives_clear_errors() -> None:
         env.step("look")
     with pytest.raises(EnvError, match="malformed"):
         env.reset(options={"task": "household/test/abc"})
-    with pytest.raises(ValueError, match="task type"):
+    with pytest.raises(EnvError, match="task type"):
         env.reset(
             options={"task": _task({"task_type": "juggle", "target": "mug", "destination": "sofa"}, "x")}
         )
+
+
+@pytest.mark.parametrize(
+    ("goal", "message"),
+    [
+        ({"task_type": "pick_and_place_simple", "target": "mug", "destination": "sofa"}, "destination"),
+        (
+            {"task_type": "pick_two_obj_and_place", "target": "egg", "destination": "fridge", "count": 2},
+            "needs 2",
+        ),
+        ({"task_type": "look_at_obj_in_light", "target": "mug", "lamp": "desklamp"}, "lamp"),
+        (
+            {"task_type": "pick_heat_then_place_in_recep", "target": "mug", "destination": "fridge"},
+            "microwave",
+        ),
+    ],
+)
+def test_unsolvable_custom_tasks_are_rejected(goal: dict[str, Any], message: str) -> None:
+    state = {**KITCHEN, "receptacles": [r for r in KITCHEN["receptacles"] if r != "microwave 1"]}
+    if goal["task_type"] == "pick_heat_then_place_in_recep":
+        goal = {**goal, "state": "hot"}
+    with pytest.raises(EnvError, match=message):
+        HouseholdEnv(split="test").reset(options={"task": _task(goal, "x", state)})
+
+
+def test_task_survives_a_json_round_trip() -> None:
+    env = HouseholdEnv(split="test")
+    task = env.get_task(5)
+    copy = Task(
+        task.task_id, task.split, task.instruction, task.task_type, json.loads(json.dumps(task.state))
+    )
+    runs = []
+    for chosen in (task, copy):
+        observations = [env.reset(options={"task": chosen})[0]]
+        while not env.done:
+            observations.append(env.step(env.expert_action())[0])
+        runs.append(observations)
+    assert runs[0] == runs[1]
 
 
 def test_registered_with_gymnasium() -> None:

@@ -44,6 +44,11 @@ TASK_STATE: dict[str, str | None] = {
 }
 
 
+def _words(text: str) -> tuple[str, ...]:
+    """Split a whitespace-separated list of type names (keeps long vocabularies readable)."""
+    return tuple(text.split())
+
+
 @dataclass(frozen=True)
 class ObjectKind:
     """Where an object type may start (receptacle types) and which states it can take."""
@@ -165,13 +170,11 @@ OBJECTS: dict[str, ObjectKind] = {
 
 #: Objects that can be the target of a look-at-in-light task (ALFWorld's small handheld objects).
 LOOK_TARGETS: frozenset[str] = frozenset(
-    """alarmclock book bowl box cd cellphone creditcard cup keychain laptop mug newspaper pen pencil pillow
-    plate remotecontrol statue tissuebox vase watch baseballbat tennisracket teddybear""".split()
+    _words(
+        """alarmclock book bowl box cd cellphone creditcard cup keychain laptop mug newspaper pen pencil
+        pillow plate remotecontrol statue tissuebox vase watch baseballbat tennisracket teddybear"""
+    )
 )
-
-
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,11 @@ ROOMS: dict[str, RoomKind] = {
     "kitchen": RoomKind(
         fixed=("coffeemachine", "diningtable", "fridge", "garbagecan", "microwave", "sinkbasin", "toaster"),
         ranges=(
-            ("cabinet", 3, 6), ("countertop", 1, 3), ("drawer", 1, 4), ("shelf", 0, 1), ("stoveburner", 2, 4),
+            ("cabinet", 3, 6),
+            ("countertop", 1, 3),
+            ("drawer", 1, 4),
+            ("shelf", 0, 1),
+            ("stoveburner", 2, 4),
         ),
         objects=_words(
             """apple bread egg lettuce potato tomato mug cup bowl plate pan pot kettle fork spoon knife
@@ -198,8 +205,14 @@ ROOMS: dict[str, RoomKind] = {
     "livingroom": RoomKind(
         fixed=("armchair", "coffeetable", "garbagecan", "sofa", "tvstand"),
         ranges=(
-            ("cabinet", 0, 4), ("diningtable", 0, 1), ("drawer", 3, 5), ("dresser", 0, 1), ("ottoman", 0, 1),
-            ("safe", 0, 1), ("shelf", 1, 4), ("sidetable", 1, 2),
+            ("cabinet", 0, 4),
+            ("diningtable", 0, 1),
+            ("drawer", 3, 5),
+            ("dresser", 0, 1),
+            ("ottoman", 0, 1),
+            ("safe", 0, 1),
+            ("shelf", 1, 4),
+            ("sidetable", 1, 2),
         ),
         objects=_words(
             """remotecontrol keychain creditcard cellphone watch newspaper pillow box laptop book
@@ -210,8 +223,14 @@ ROOMS: dict[str, RoomKind] = {
     "bedroom": RoomKind(
         fixed=("bed", "dresser", "garbagecan"),
         ranges=(
-            ("armchair", 0, 1), ("cabinet", 0, 2), ("desk", 1, 2), ("drawer", 4, 7), ("laundryhamper", 0, 1),
-            ("safe", 0, 1), ("shelf", 1, 4), ("sidetable", 1, 2),
+            ("armchair", 0, 1),
+            ("cabinet", 0, 2),
+            ("desk", 1, 2),
+            ("drawer", 4, 7),
+            ("laundryhamper", 0, 1),
+            ("safe", 0, 1),
+            ("shelf", 1, 4),
+            ("sidetable", 1, 2),
         ),
         objects=_words(
             """alarmclock book cd cellphone creditcard keychain laptop pen pencil pillow mug bowl
@@ -222,8 +241,13 @@ ROOMS: dict[str, RoomKind] = {
     "bathroom": RoomKind(
         fixed=("countertop", "garbagecan", "toilet", "toiletpaperhanger"),
         ranges=(
-            ("bathtubbasin", 0, 1), ("cabinet", 3, 6), ("drawer", 2, 4), ("handtowelholder", 0, 1),
-            ("shelf", 0, 3), ("sinkbasin", 1, 2), ("towelholder", 0, 1),
+            ("bathtubbasin", 0, 1),
+            ("cabinet", 3, 6),
+            ("drawer", 2, 4),
+            ("handtowelholder", 0, 1),
+            ("shelf", 0, 3),
+            ("sinkbasin", 1, 2),
+            ("towelholder", 0, 1),
         ),
         objects=_words(
             """soapbar soapbottle spraybottle toiletpaper candle cloth dishsponge handtowel towel

@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, ClassVar
 
+from reharness.core.errors import EnvError
 from reharness.envs.base import Task, TextEnv, Transition
 from reharness.envs.household.catalog import STATE_APPLIANCE, kind_of, natural_key
 from reharness.envs.household.commands import admissible, normalise
 from reharness.envs.household.dynamics import execute
 from reharness.envs.household.expert import expert_action
 from reharness.envs.household.generator import make_task
-from reharness.envs.household.goals import Goal, goal_met, placed_count
+from reharness.envs.household.goals import Goal, check_solvable, goal_met, placed_count
 from reharness.envs.household.world import World
 
 TOOL_NAME = "take_action"
@@ -32,9 +33,9 @@ _TOOL: dict[str, Any] = {
     "function": {
         "name": TOOL_NAME,
         "description": (
-            "Run one household command, e.g. 'go to cabinet 1', 'open cabinet 1', 'take mug 1 from cabinet 1', "
-            "'put mug 1 in/on coffeemachine 1', 'heat egg 1 with microwave 1', 'use desklamp 1', 'inventory', "
-            "'look'. Prefer one of the currently admissible commands."
+            "Run one household command, e.g. 'go to cabinet 1', 'open cabinet 1', "
+            "'take mug 1 from cabinet 1', 'put mug 1 in/on coffeemachine 1', 'heat egg 1 with microwave 1', "
+            "'use desklamp 1', 'inventory', 'look'. Prefer one of the currently admissible commands."
         ),
         "parameters": {
             "type": "object",
@@ -53,8 +54,12 @@ class HouseholdEnv(TextEnv):
     env_id: ClassVar[str] = "reharness/Household-v0"
     version: ClassVar[int] = 0
     default_max_steps: ClassVar[int] = 50
+    #: ALFWorld drops forced/rewritten actions naming object instances that are not admissible.
+    restrict_forced_to_admissible: ClassVar[bool] = True
 
-    def __init__(self, split: str = "train", max_steps: int | None = None, render_mode: str | None = None) -> None:
+    def __init__(
+        self, split: str = "train", max_steps: int | None = None, render_mode: str | None = None
+    ) -> None:
         super().__init__(split=split, max_steps=max_steps, render_mode=render_mode)
         self.world: World | None = None
         self.goal: Goal | None = None
@@ -64,8 +69,18 @@ class HouseholdEnv(TextEnv):
         return self.draw_task(split, index, partial(make_task, split=split))
 
     def _load(self, task: Task) -> None:
-        self.goal = Goal.from_json(task.state["goal"])
-        self.world = World.from_state(task.state)
+        try:
+            goal = Goal.from_json(task.state["goal"])
+            world = World.from_state(task.state)
+            check_solvable(world, goal)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self.world = self.goal = None
+            raise EnvError(
+                f"household: malformed task {task.task_id!r}: {exc}",
+                hint="a household task state holds 'room', 'receptacles', 'objects' (object -> receptacle) "
+                "and 'goal'; compare with HouseholdEnv().get_task(0).state",
+            ) from exc
+        self.goal, self.world = goal, world
 
     def _state(self) -> tuple[World, Goal]:
         if self.world is None or self.goal is None or self.task is None:
@@ -119,8 +134,8 @@ class HouseholdEnv(TextEnv):
     def runtime_state(self) -> dict[str, Any]:
         """What the agent has observed so far (ALFWorld ``ctx`` world snapshot); never unseen locations.
 
-        ``object_at`` maps every object the agent has seen to the receptacle it was last seen in (``"inventory"``
-        while held); no other actor moves objects, so these entries are never stale.
+        ``object_at`` maps every object the agent has seen to the receptacle it was last seen in
+        (``"inventory"`` while held); no other actor moves objects, so these entries are never stale.
         """
         world, goal = self._state()
         seen = sorted(world.seen, key=natural_key)
@@ -138,7 +153,9 @@ class HouseholdEnv(TextEnv):
             "open_receptacles": [r for r in world.receptacles if world.is_open.get(r, False)],
             "lamps_on": sorted((lamp for lamp, on in world.lamp_on.items() if on), key=natural_key),
             "object_states": {
-                obj: sorted(world.states[obj]) for obj in sorted(world.states, key=natural_key) if world.states[obj]
+                obj: sorted(world.states[obj])
+                for obj in sorted(world.states, key=natural_key)
+                if world.states[obj]
             },
         }
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reharness.envs.household.catalog import TASK_STATE, TASK_TYPES, kind_of
+from reharness.envs.household.catalog import STATE_APPLIANCE, TASK_STATE, TASK_TYPES, can_take_state, kind_of
 from reharness.envs.household.world import World
 
 #: Two phrasings per task type, as in ALFWorld's templates ({t} target, {d} destination, {l} lamp).
@@ -71,6 +71,26 @@ class Goal:
     def instruction(self, variant: int) -> str:
         template = TEMPLATES[self.task_type][variant % 2]
         return template.format(t=self.target, d=self.destination or "", l=self.lamp or "")
+
+
+def check_solvable(world: World, goal: Goal) -> None:
+    """Raise ``ValueError`` naming what is missing when ``goal`` cannot be reached in ``world``."""
+    unknown = sorted({loc for loc in world.obj_loc.values() if loc not in world.receptacles})
+    if unknown:
+        raise ValueError(f"objects are placed in receptacles that are not in the room: {', '.join(unknown)}")
+    targets = [o for o in world.obj_loc if kind_of(o) == goal.target]
+    if len(targets) < goal.count:
+        raise ValueError(f"the goal needs {goal.count} {goal.target} but the room has {len(targets)}")
+    if goal.destination is not None and not world.receptacles_of(goal.destination):
+        raise ValueError(f"the goal's destination type {goal.destination!r} has no receptacle in the room")
+    if goal.lamp is not None and not any(kind_of(o) == goal.lamp for o in world.obj_loc):
+        raise ValueError(f"the goal's lamp type {goal.lamp!r} has no instance in the room")
+    if goal.state is not None:
+        appliance, _ = STATE_APPLIANCE[goal.state]
+        if not world.receptacles_of(appliance):
+            raise ValueError(f"a {goal.state} {goal.target} needs a {appliance}, and the room has none")
+        if not all(can_take_state(o, goal.state) for o in targets):
+            raise ValueError(f"a {goal.target} cannot become {goal.state}")
 
 
 def satisfies(world: World, goal: Goal, obj: str) -> bool:

@@ -19,7 +19,7 @@ INVENTORY = "inventory"
 
 
 def a_list(names: Iterable[str]) -> str:
-    """ALFWorld's enumeration: ``nothing`` / ``a x 1`` / ``a x 1, and a y 2`` / ``a x 1, a y 2, and a z 3``."""
+    """ALFWorld's enumeration: ``nothing``, ``a x 1``, ``a x 1, and a y 2``, ``a x 1, a y 2, and a z 3``."""
     items = [f"a {name}" for name in names]
     if not items:
         return "nothing"
@@ -86,7 +86,7 @@ class World:
 
     # ------------------------------------------------------------------ text
     def describe(self, receptacle: str) -> str:
-        """``The cabinet 1 is closed.`` / ``The cabinet 1 is open. In it, you see …`` / ``On the x 1, you see …``."""
+        """``The cabinet 1 is closed.`` / ``The cabinet 1 is open. In it, you see …`` / ``On the x 1, …``."""
         if is_openable(receptacle):
             if not self.is_open[receptacle]:
                 return f"The {receptacle} is closed."

@@ -8,12 +8,11 @@ task fields.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from reharness.core.types import Message, ToolCall
 from reharness.runtime.harness import HarnessConfig
-from reharness.runtime.view import ReadOnlyView
 
 
 @dataclass
@@ -92,7 +91,7 @@ def feedback_message(
     return Message(role="user", content=content)
 
 
-def build_ctx(
+def build_ctx_data(
     env: Any,
     *,
     observation: str,
@@ -100,10 +99,10 @@ def build_ctx(
     max_steps: int,
     counters: Counters,
     history: list[dict[str, Any]],
-    proposed: dict[str, Any] | None = None,
+    admissible: list[str] | None,
     last_reward: float = 0.0,
-) -> ReadOnlyView:
-    """Assemble the read-only ``ctx`` for one hook call."""
+) -> dict[str, Any]:
+    """Assemble the data of ``ctx`` for the current state (``action`` is filled per hook call)."""
     data: dict[str, Any] = dict(env.runtime_state())
     data.update(
         {
@@ -112,12 +111,12 @@ def build_ctx(
             "step": step,
             "max_step": max_steps,
             "remaining_steps": max(0, max_steps - step),
-            "admissible": env.admissible_actions() if not env.done else None,
+            "admissible": admissible,
             "task": env.task_fields(),
-            "counters": {k: v for k, v in asdict(counters).items() if k != "last_observation"},
+            "counters": {k: v for k, v in vars(counters).items() if k != "last_observation"},
             "history": history[-8:],
             "last_reward": last_reward,
-            "action": proposed,
+            "action": None,
         }
     )
-    return ReadOnlyView(data)
+    return data

@@ -16,10 +16,11 @@ from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.base import Task
 from reharness.runtime.agents import Agent
-from reharness.runtime.context import Conversation, Counters, build_ctx, feedback_message
+from reharness.runtime.context import Conversation, Counters, build_ctx_data, feedback_message
 from reharness.runtime.effects import TEXT_EFFECTS, Effect, EffectError, parse_effect
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import parse_action
+from reharness.runtime.view import ReadOnlyView, thaw
 from reharness.store.records import EpisodeRecord, HookErrorRecord, PolicyOutput, StepRecord
 
 
@@ -133,17 +134,26 @@ class EpisodeRunner:
         last_reward = 0.0
         forced: str | None = None
 
-        def ctx_now(proposed: dict[str, Any] | None = None) -> Any:
-            return build_ctx(
-                env,
-                observation=observation,
-                step=env.steps,
-                max_steps=max_steps,
-                counters=counters,
-                history=history,
-                proposed=proposed,
-                last_reward=last_reward,
-            )
+        admissible = info.get("admissible_actions")
+        cache: dict[str, Any] = {}
+
+        def ctx_now(proposed: dict[str, Any] | None = None) -> ReadOnlyView:
+            # one ctx build per state: after_feedback(t) and before_decision/before_action(t+1) share it
+            key = (env.steps, counters.format_errors, counters.blocked_count, counters.hook_errors)
+            if cache.get("key") != key:
+                cache["key"] = key
+                cache["data"] = build_ctx_data(
+                    env,
+                    observation=observation,
+                    step=env.steps,
+                    max_steps=max_steps,
+                    counters=counters,
+                    history=history,
+                    admissible=admissible,
+                    last_reward=last_reward,
+                )
+            data = cache["data"]
+            return ReadOnlyView(data if proposed is None else data | {"action": proposed})
 
         init = (
             await self._call_hooks("on_init", ctx_now(), notebooks)
@@ -255,6 +265,8 @@ class EpisodeRunner:
                 record.termination = "error"
                 record.steps.append(step)
                 break
+            admissible = info.get("admissible_actions")
+            admissible = info.get("admissible_actions")
             step.observation, step.reward = observation, float(reward)
             step.terminated, step.truncated = bool(terminated), bool(truncated)
             if info.get("invalid_action"):
@@ -311,12 +323,9 @@ class EpisodeRunner:
         return record
 
 
-def _with_action(ctx: Any, action: str) -> Any:
-    from reharness.runtime.view import ReadOnlyView, thaw
-
-    data = thaw(ctx)
-    data["action"] = dict(data.get("action") or {}) | {"text": action}
-    return ReadOnlyView(data)
+def _with_action(ctx: ReadOnlyView, action: str) -> ReadOnlyView:
+    previous = thaw(ctx["action"]) or {}
+    return ReadOnlyView({k: ctx._data[k] for k in ctx} | {"action": previous | {"text": action}})
 
 
 def _opt_list(value: Any) -> list[Any] | None:

@@ -11,21 +11,28 @@ from typing import Any
 
 
 class ReadOnlyView(Mapping[str, Any]):
-    """An immutable mapping with attribute access; nested dicts become views, lists become tuples."""
+    """An immutable mapping with attribute access; nested dicts become views, lists become tuples.
+
+    Freezing is lazy (on access), so building a ``ctx`` costs O(1) however large the state is; the runtime
+    hands each hook call freshly built data, so the view never observes later changes.
+    """
 
     __slots__ = ("_data",)
 
     def __init__(self, data: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "_data", {str(k): freeze(v) for k, v in data.items()})
+        object.__setattr__(self, "_data", data)
 
     def __getitem__(self, key: str) -> Any:
-        return self._data[key]
+        return freeze(self._data[key])
 
     def __getattr__(self, key: str) -> Any:
         try:
-            return self._data[key]
+            return freeze(self._data[key])
         except KeyError:
             raise AttributeError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise TypeError("ctx is read-only: return an effect instead of changing it")
@@ -51,6 +58,8 @@ def freeze(value: Any) -> Any:
 
 def thaw(value: Any) -> Any:
     """Inverse of :func:`freeze` (views → dicts, tuples → lists), for serialisation."""
+    if isinstance(value, ReadOnlyView):
+        value = value._data
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, tuple | list):

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 #: Receptacle types that open and close (closed at the start of every episode).
 OPENABLE: frozenset[str] = frozenset({"cabinet", "drawer", "fridge", "microwave", "safe"})
 
+#: How often a task's target starts stored away in a closed container of its homes (generic prior knowledge:
+#: "things are usually put away"); the generator draws with it and the exploring expert searches by it.
+STORED_AWAY_BIAS = 0.6
+
 #: Togglable light sources (objects that stay where they are and can be ``use``d).
 LAMPS: tuple[str, ...] = ("desklamp", "floorlamp")
 

@@ -4,7 +4,10 @@ The agent stands in a room of numbered receptacles, reads an ALFWorld instructio
 coffeemachine.") and acts with ALFWorld's older command grammar (``go to``, ``open``, ``take … from``,
 ``put … in/on``, ``heat/clean/cool … with``, ``use``, ``examine``, ``inventory``, ``look``). Commands outside
 the admissible list answer "Nothing happens.". The episode succeeds (reward 1) as soon as the goal holds.
-See :mod:`.generator` for the task distribution and :mod:`.expert` for the scripted solver.
+See :mod:`.generator` for the task distribution. The scripted solver :meth:`HouseholdEnv.expert_action` is the
+*exploring* expert of :mod:`.explore` (it acts only on what the agent has observed, so its demonstrations are
+learnable); :meth:`HouseholdEnv.privileged_expert_action` is the shortest-plan expert of :mod:`.expert`, which
+knows where every object is.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from reharness.envs.base import Task, TextEnv, Transition
 from reharness.envs.household.catalog import STATE_APPLIANCE, kind_of, natural_key
 from reharness.envs.household.commands import admissible, normalise
 from reharness.envs.household.dynamics import execute
-from reharness.envs.household.expert import expert_action
+from reharness.envs.household.expert import privileged_expert_action
+from reharness.envs.household.explore import exploring_expert_action
 from reharness.envs.household.generator import make_task
 from reharness.envs.household.goals import Goal, check_solvable, goal_met, placed_count
 from reharness.envs.household.world import World
@@ -108,8 +112,15 @@ class HouseholdEnv(TextEnv):
         return admissible(world)
 
     def expert_action(self) -> str:
+        """The exploring expert's next command: uses only observed information (and, when the step limit
+        gets tight, falls back to the privileged action; see :mod:`.explore`)."""
         world, goal = self._state()
-        return expert_action(world, goal)
+        return exploring_expert_action(world, goal, steps_left=self.max_steps - self.steps)
+
+    def privileged_expert_action(self) -> str:
+        """The next command of the shortest plan, using the hidden location of every object."""
+        world, goal = self._state()
+        return privileged_expert_action(world, goal)
 
     def random_action(self, rng: random.Random) -> str:
         world, _ = self._state()

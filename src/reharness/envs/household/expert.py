@@ -1,30 +1,66 @@
-"""State-based expert of the household environment.
+"""The goal planner of the household environment and the privileged expert built on it.
 
-:func:`expert_action` reads the true world state (privileged: it knows where every object is) and returns the
-next command of a shortest plan: put away a wrong held object, go to a needed object, open its container,
-take it, bring it to the appliance its state needs, then to the destination (or under a lamp), open, put.
-Because it looks only at the current state, it recovers from any detour (random or invalid actions, objects
-moved or states undone in between); every step it takes strictly advances the plan, so it never loops.
+:func:`plan` reads a :class:`World` and returns the next command of a shortest plan: put away a wrong held
+object, go to a needed object, open its container, take it, bring it to the appliance its state needs, then
+to the destination (or under a lamp), open, put. When the world it is given holds no object it needs, it
+returns :class:`Search` naming the object type instead of a command.
+
+Given the *true* world, the planner never needs to search: :func:`privileged_expert_action` knows where every
+object is and goes straight there (the shortest solution, but it makes moves no agent could justify from its
+observations). Given the agent's *believed* world (only what it has seen), the same planner drives the
+exploring expert of :mod:`.explore`. Because the planner looks only at the current state it recovers from any
+detour (random or invalid actions, objects moved or states undone in between); every step it takes strictly
+advances the plan, so it never loops.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from reharness.envs.household.catalog import STATE_APPLIANCE, is_openable, kind_of, natural_key
-from reharness.envs.household.goals import Goal, satisfies
+from reharness.envs.household.dynamics import execute
+from reharness.envs.household.goals import Goal, goal_met, satisfies
 from reharness.envs.household.world import World
 
 
-def expert_action(world: World, goal: Goal) -> str:
-    """The next command of the expert plan from the current state."""
+@dataclass(frozen=True)
+class Search:
+    """The plan needs an object of type ``kind`` that the given world does not (yet) contain."""
+
+    kind: str
+
+
+def plan(world: World, goal: Goal) -> str | Search:
+    """The next command of the plan in ``world``, or what must be searched for first."""
     if goal.lamp is not None:
         return _look_at(world, goal)
     return _place(world, goal)
 
 
-def _look_at(world: World, goal: Goal) -> str:
+def privileged_expert_action(world: World, goal: Goal) -> str:
+    """The next command of the shortest plan, using the true location of every object."""
+    step = plan(world, goal)
+    if isinstance(step, Search):  # unreachable for worlds that passed check_solvable
+        raise ValueError(f"household: the room has no {step.kind} the goal needs")
+    return step
+
+
+def privileged_plan_length(world: World, goal: Goal, cap: int) -> int:
+    """Steps the privileged expert needs from the current state (``cap + 1`` if more than ``cap``)."""
+    sim = world.copy()
+    for steps in range(cap + 1):
+        if goal_met(sim, goal):
+            return steps
+        execute(sim, privileged_expert_action(sim, goal))
+    return cap + 1
+
+
+def _look_at(world: World, goal: Goal) -> str | Search:
     held = world.held
     if held is not None and satisfies(world, goal, held):
         lamps = [o for o in world.obj_loc if kind_of(o) == goal.lamp]
+        if not lamps:
+            return Search(goal.lamp or "")
         lamp = min(
             lamps,
             key=lambda name: (
@@ -36,13 +72,15 @@ def _look_at(world: World, goal: Goal) -> str:
         spot = world.obj_loc[lamp]
         if world.location != spot:
             return f"go to {spot}"
+        if not world.accessible(spot):
+            return f"open {spot}"
         return f"use {lamp}"
     if held is not None:
         return _put_down(world)
     return _fetch(world, goal, [o for o in world.obj_loc if kind_of(o) == goal.target])
 
 
-def _place(world: World, goal: Goal) -> str:
+def _place(world: World, goal: Goal) -> str | Search:
     assert goal.destination is not None
     destinations = world.receptacles_of(goal.destination)
 
@@ -78,7 +116,9 @@ def _deliver(world: World, obj: str, receptacle: str) -> str:
     return f"put {obj} in/on {receptacle}"
 
 
-def _fetch(world: World, goal: Goal, candidates: list[str]) -> str:
+def _fetch(world: World, goal: Goal, candidates: list[str]) -> str | Search:
+    if not candidates:
+        return Search(goal.target)
     obj = min(
         candidates,
         key=lambda o: (not satisfies(world, goal, o), world.obj_loc[o] != world.location, natural_key(o)),

@@ -19,6 +19,7 @@ from reharness.envs.household.catalog import (
     ROOM_NAMES,
     ROOMS,
     STATE_APPLIANCE,
+    STORED_AWAY_BIAS,
     TASK_STATE,
     TASK_TYPES,
     RoomKind,
@@ -109,9 +110,9 @@ def make_task(rng: random.Random, task_id: str, split: str) -> Task:
 
     n_targets = rng.randint(2, 4) if goal.count == 2 else rng.randint(1, 3)
     for _ in range(n_targets):
-        spot = _spot(rng, start_kinds, by_kind, 0.6)
+        spot = _spot(rng, start_kinds, by_kind, STORED_AWAY_BIAS)
         if spot in avoid:
-            spot = _spot(rng, start_kinds, by_kind, 0.6)
+            spot = _spot(rng, start_kinds, by_kind, STORED_AWAY_BIAS)
         placed.append((target, spot))
 
     others = [k for k in room.objects if k != target and homes_of[k]]

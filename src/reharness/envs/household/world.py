@@ -2,9 +2,10 @@
 
 A :class:`World` is rebuilt from a task's JSON state at every reset and then changed only by the dynamics.
 Besides the true state (where every object is, what is open, which lamps are on, what the agent holds) it
-keeps the agent's *observations* (objects seen and where, receptacles visited), which is what hooks may see
-through ``runtime_state``. All collections that are ever iterated are sorted with :func:`natural_key`, so the
-text never depends on dict or set ordering.
+keeps the agent's *observations* (objects seen and where, receptacles visited, receptacles whose contents it
+has seen), which is what hooks may see through ``runtime_state`` and all the exploring expert may use. All
+collections that are ever iterated are sorted with :func:`natural_key`, so the text never depends on dict or
+set ordering.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class World:
     lamp_on: dict[str, bool] = field(default_factory=dict)
     seen: dict[str, str] = field(default_factory=dict)
     visited: set[str] = field(default_factory=set)
+    #: Receptacles whose contents the agent has seen (a visited container it never opened is not searched).
+    searched: set[str] = field(default_factory=set)
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> World:
@@ -53,6 +56,22 @@ class World:
         world.states = {o: set() for o in obj_loc}
         world.lamp_on = {o: False for o in obj_loc if is_lamp(o)}
         return world
+
+    def copy(self) -> World:
+        """An independent copy (for look-ahead simulation)."""
+        return World(
+            room=self.room,
+            receptacles=list(self.receptacles),
+            obj_loc=dict(self.obj_loc),
+            is_open=dict(self.is_open),
+            held=self.held,
+            location=self.location,
+            states={obj: set(states) for obj, states in self.states.items()},
+            lamp_on=dict(self.lamp_on),
+            seen=dict(self.seen),
+            visited=set(self.visited),
+            searched=set(self.searched),
+        )
 
     # ------------------------------------------------------------------ queries
     def accessible(self, receptacle: str) -> bool:
@@ -81,6 +100,7 @@ class World:
     def observe(self, receptacle: str) -> None:
         """Record what the agent sees in ``receptacle`` (called whenever its contents are described)."""
         if self.accessible(receptacle):
+            self.searched.add(receptacle)
             for obj in self.contents(receptacle):
                 self.seen[obj] = receptacle
 

@@ -3,9 +3,9 @@
 A :class:`TextEnv` is a ``gymnasium.Env`` with text observations and text actions. Subclasses supply a
 deterministic task generator (``generate_task``), the environment dynamics (``_load`` /
 ``_initial_observation`` / ``_transition``), and a state-based expert (``expert_action``) that returns the
-correct next action from *any* state, so the scripted solver also recovers from off-path states. The base class owns seeding, task
-selection, the step limit, task identity and the ``info`` dictionary, so every environment reports the same
-keys.
+correct next action from *any* state, so the scripted solver also recovers from off-path states. The base
+class owns seeding, task selection, the step limit, task identity and the ``info`` dictionary, so every
+environment reports the same keys.
 
 Splits: a generated task's content decides its split (``split_of_content``), and the generator for a split
 only ever draws from its own seed stream and keeps candidates whose content hashes into that split. Splits
@@ -134,7 +134,7 @@ class TextEnv(gymnasium.Env[str, str]):
             raise EnvError(f"max_steps must be positive, got {max_steps}", hint="pass max_steps >= 1")
         self.render_mode = render_mode
         self.observation_space = UnicodeText(max_length=self.max_observation_chars)
-        self.action_space = UnicodeText(max_length=4_000)
+        self.action_space = UnicodeText(max_length=100_000)
         self.task: Task | None = None
         self.steps = 0
         self.done = False
@@ -209,8 +209,8 @@ class TextEnv(gymnasium.Env[str, str]):
         return {"task_type": self.task.task_type, "instruction": self.task.instruction}
 
     # ------------------------------------------------------------------ shared machinery
-    @classmethod
-    def available_splits(cls) -> tuple[str, ...]:
+    def available_splits(self) -> tuple[str, ...]:
+        """Splits this instance can serve (a loaded task file serves only its own)."""
         return SPLITS
 
     def draw_task(self, split: str, index: int, make: Any, max_attempts: int = 10_000) -> Task:

@@ -233,7 +233,9 @@ def test_history_window_keeps_head(window: int) -> None:
         captured.append(req)
         return "Action: look"
 
-    harness = Harness(HarnessConfig(protocol="text", history_window=window, step_limit=6))
+    harness = Harness(
+        HarnessConfig(protocol="text", system_prompt="Be brief.", history_window=window, step_limit=6)
+    )
     run(CounterEnv(split="test"), FunctionAgent(agent), harness)
     last = captured[-1].messages
     assert last[0].role == "system" and "Your task is to" in last[1].content

@@ -59,7 +59,8 @@ class Conversation:
         if self.skills:
             system += "\n\nHarness notes:\n" + "\n".join(f"- {s}" for s in self.skills)
         window = self.turns[-self.config.history_window :] if self.config.history_window else self.turns
-        out = [Message(role="system", content=system), *self.head]
+        out = [Message(role="system", content=system)] if system else []
+        out.extend(self.head)
         for turn in window:
             out.extend(turn)
         return tuple(out)

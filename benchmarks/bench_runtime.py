@@ -60,7 +60,8 @@ def main() -> None:
     parser.add_argument("--envs", nargs="*", default=["household", "shop", "db"])
     args = parser.parse_args()
     print(
-        f"{'env':<10} {'raw steps/s':>12} {'harness/s':>10} {'+4 noop/s':>10} {'overhead':>9} {'µs/step':>8} {'success':>8}"
+        f"{'env':<10} {'raw steps/s':>12} {'harness/s':>10} {'+4 noop/s':>10} {'overhead':>9}"
+        f" {'µs/step':>8} {'success':>8}"
     )
     for name in args.envs:
         make_env(name, split="test")  # warm caches (catalogue, tokenizers) outside the timings

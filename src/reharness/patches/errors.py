@@ -50,7 +50,12 @@ class PatchValidationError(PatchError):
         self.message = message
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"code": self.rule, "line": self.line, "col": self.col, "message": self.message}
+        out: dict[str, object] = {
+            "code": self.rule,
+            "line": self.line,
+            "col": self.col,
+            "message": self.message,
+        }
         if self.hook:
             out["hook"] = self.hook
         return out

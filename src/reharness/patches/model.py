@@ -1,0 +1,322 @@
+"""The patch object and its two document formats.
+
+``reharness-patch-v1`` (JSON or YAML)::
+
+    {"schema_version": "reharness-patch-v1", "description": "...", "env": "household" | "shop" | "db" | null,
+     "hooks": {"before_action": "def hook(ctx, nb): ..."}, "metadata": {...}}
+
+Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_action``, ``after_feedback``)
+or Harness-R1's (``make_pre_hint``, ``on_before_action``, ``on_post_step``); a :class:`Patch` keys its hooks
+by the canonical point, in lifecycle order. Harness-R1's ``harness-r1-patch-v1`` (REFERENCE.md §1) is imported
+and exported: at most 12 actions, only ``add_code_hook``, each hook at most once, benchmark names mapped to
+environments (webshop→shop, alfworld→household, dbbench→db). Unknown keys of that foreign format are kept
+under ``metadata["harness_r1"]`` rather than rejected, so newer Harness-R1 files still import.
+
+**Identity** is a content hash (:func:`~reharness.core.hashing.stable_hash`) of the schema version,
+description, env and hooks — not of ``metadata``, which records provenance (engineer, packet, sampling)
+without changing what the patch does. Code is hashed after normalising line endings to ``\\n`` and trailing
+whitespace at its end (so the same patch in YAML block style and in JSON has one identity); all other
+whitespace in code is significant. Whitespace in the description is collapsed before hashing, so re-wrapping
+the prose keeps the identity, while any change of its words gives a new one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reharness.core.errors import did_you_mean
+from reharness.core.hashing import stable_hash
+from reharness.patches.documents import format_error, parse_text, read_text
+from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
+
+SCHEMA_VERSION = "reharness-patch-v1"
+HARNESS_R1_SCHEMA = "harness-r1-patch-v1"
+ENV_NAMES: tuple[str, ...] = ("household", "shop", "db")
+#: Harness-R1 benchmark name → reharness environment.
+R1_BENCHMARKS: dict[str, str] = {"alfworld": "household", "webshop": "shop", "dbbench": "db"}
+MAX_R1_ACTIONS = 12
+MAX_DESCRIPTION_CHARS = 4_000
+MAX_METADATA_BYTES = 65_536
+_R1_NAMES = {point: name for name, point in HARNESS_R1_ALIASES.items()}
+_FIELDS = ("schema_version", "description", "env", "hooks", "metadata")
+
+
+def _code(value: Any, source: str, field_name: str) -> str:
+    if not isinstance(value, str):
+        fix = "give the hook's Python code as one string (def hook(ctx, nb): ...)"
+        raise format_error(
+            source, field_name, f"must be a string, got {type(value).__name__}", fix, "bad_field"
+        )
+    text = value.replace("\r\n", "\n").replace("\r", "\n").rstrip()
+    return text + "\n" if text else ""
+
+
+def _hook_point(name: Any, source: str, field_name: str) -> str:
+    try:
+        return canonical_hook_point(str(name))
+    except EffectError as exc:
+        raise format_error(
+            source, field_name, f"unknown hook {name!r}", exc.hint or "", "unknown_hook"
+        ) from None
+
+
+def _hooks(value: Any, source: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        fix = 'write "hooks": {"before_action": "def hook(ctx, nb): ..."}'
+        raise format_error(
+            source, "hooks", f"must be an object, got {type(value).__name__}", fix, "bad_field"
+        )
+    out: dict[str, str] = {}
+    for key, code in value.items():
+        point = _hook_point(key, source, f"hooks.{key}")
+        if point in out:
+            fix = f"{key!r} and another key both name the {point} hook; keep one"
+            raise format_error(source, f"hooks.{key}", "duplicate hook", fix, "duplicate_hook")
+        out[point] = _code(code, source, f"hooks.{key}")
+    return {point: out[point] for point in HOOK_POINTS if point in out}
+
+
+def _env(value: Any, source: str, field_name: str = "env") -> str | None:
+    if value is None:
+        return None
+    name = str(value).lower() if isinstance(value, str) else value
+    name = R1_BENCHMARKS.get(name, name) if isinstance(name, str) else name
+    if name not in ENV_NAMES:
+        known = list(ENV_NAMES) + list(R1_BENCHMARKS)
+        fix = did_you_mean(str(value), known) + "; or null for any environment"
+        raise format_error(source, field_name, f"unknown environment {value!r}", fix, "unknown_env")
+    return str(name)
+
+
+def _description(value: Any, source: str, field_name: str = "description") -> str:
+    if not isinstance(value, str):
+        fix = "describe the failure mode the patch addresses in one string"
+        raise format_error(
+            source, field_name, f"must be a string, got {type(value).__name__}", fix, "bad_field"
+        )
+    if len(value) > MAX_DESCRIPTION_CHARS:
+        problem = f"is {len(value)} characters; the limit is {MAX_DESCRIPTION_CHARS}"
+        raise format_error(source, field_name, problem, "shorten the description", "bad_field")
+    return value
+
+
+def _metadata(value: Any, source: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    fix = "metadata must be a JSON object (string keys; strings, numbers, lists, objects)"
+    if not isinstance(value, Mapping):
+        raise format_error(
+            source, "metadata", f"must be an object, got {type(value).__name__}", fix, "bad_field"
+        )
+    try:
+        text = json.dumps(dict(value), allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise format_error(source, "metadata", f"is not plain JSON data ({exc})", fix, "bad_field") from None
+    if len(text.encode("utf-8")) > MAX_METADATA_BYTES:
+        problem = f"is larger than {MAX_METADATA_BYTES} bytes"
+        raise format_error(source, "metadata", problem, "keep metadata small", "bad_field")
+    copy: dict[str, Any] = json.loads(text)  # detached from the caller's objects
+    return copy
+
+
+@dataclass(frozen=True, eq=False)
+class Patch:
+    """A validated-format overlay patch: hook code keyed by canonical hook point (lifecycle order).
+
+    Equality compares identity and metadata; hashing uses the identity. Static safety rules are checked
+    separately by :func:`reharness.patches.validate.validate_patch`.
+    """
+
+    hooks: dict[str, str]
+    description: str = ""
+    env: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        source = "Patch"
+        object.__setattr__(self, "hooks", _hooks(self.hooks, source))
+        object.__setattr__(self, "description", _description(self.description, source))
+        object.__setattr__(self, "env", _env(self.env, source))
+        object.__setattr__(self, "metadata", _metadata(self.metadata, source))
+
+    # --- identity -----------------------------------------------------------------------------------------
+    def content(self) -> dict[str, Any]:
+        """The canonical content the identity hashes (everything but metadata)."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "description": " ".join(self.description.split()),
+            "env": self.env,
+            "hooks": dict(self.hooks),
+        }
+
+    @cached_property
+    def identity(self) -> str:
+        """Content hash (16 hex characters); see the module docstring for what it covers."""
+        return stable_hash(self.content())
+
+    @property
+    def points(self) -> tuple[str, ...]:
+        return tuple(self.hooks)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Patch):
+            return NotImplemented
+        return self.identity == other.identity and self.metadata == other.metadata
+
+    def __hash__(self) -> int:
+        return hash(self.identity)
+
+    def __repr__(self) -> str:
+        return f"Patch(identity={self.identity!r}, env={self.env!r}, hooks={list(self.hooks)})"
+
+    def with_metadata(self, **entries: Any) -> Patch:
+        """A copy with ``entries`` merged into ``metadata`` (the identity is unchanged)."""
+        return Patch(dict(self.hooks), self.description, self.env, {**self.metadata, **entries})
+
+    # --- reharness-patch-v1 ---------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "description": self.description,
+            "env": self.env,
+            "hooks": dict(self.hooks),
+            "metadata": json.loads(json.dumps(self.metadata)),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + "\n"
+
+    def to_yaml(self) -> str:
+        return yaml.dump(self.to_dict(), Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=110)
+
+    def dump(self, path: str | Path) -> Path:
+        """Write the patch as YAML (``.yaml``/``.yml``) or JSON (anything else); return the path."""
+        path = Path(path)
+        text = self.to_yaml() if path.suffix.lower() in (".yaml", ".yml") else self.to_json()
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    # --- harness-r1-patch-v1 -----------------------------------------------------------------------------
+    def to_harness_r1(self) -> dict[str, Any]:
+        """Export as Harness-R1's ``harness-r1-patch-v1`` (needs ``env``: the format names a benchmark)."""
+        if self.env is None:
+            fix = "set env to household, shop or db before exporting"
+            raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
+        benchmark = next(b for b, e in R1_BENCHMARKS.items() if e == self.env)
+        actions = [{"type": "add_code_hook", "hook": _R1_NAMES[p], "code": c} for p, c in self.hooks.items()]
+        return {
+            "schema_version": HARNESS_R1_SCHEMA,
+            "benchmark": benchmark,
+            "description": self.description,
+            "actions": actions,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<patch>") -> Patch:
+        """Build from a parsed document of either schema (detected by ``schema_version``)."""
+        if not isinstance(data, Mapping):
+            fix = f'write an object with "schema_version": "{SCHEMA_VERSION}"'
+            raise format_error(
+                source, None, f"a patch is an object, got {type(data).__name__}", fix, "wrong_schema"
+            )
+        schema = data.get("schema_version")
+        if schema == HARNESS_R1_SCHEMA:
+            return _from_harness_r1(data, source)
+        if schema != SCHEMA_VERSION:
+            problem = "missing schema_version" if schema is None else f"unknown schema_version {schema!r}"
+            fix = did_you_mean(str(schema), [SCHEMA_VERSION, HARNESS_R1_SCHEMA])
+            raise format_error(source, "schema_version", problem, fix, "wrong_schema")
+        unknown = [k for k in data if k not in _FIELDS]
+        if unknown:
+            fix = did_you_mean(str(unknown[0]), list(_FIELDS))
+            raise format_error(source, str(unknown[0]), "unknown field", fix, "unknown_field")
+        if "hooks" not in data:
+            fix = 'add "hooks": {"<hook point>": "def hook(ctx, nb): ..."}'
+            raise format_error(source, "hooks", "missing", fix, "missing_field")
+        return cls(
+            _hooks(data["hooks"], source),
+            _description(data.get("description", ""), source),
+            _env(data.get("env"), source),
+            _metadata(data.get("metadata"), source),
+        )
+
+
+def _from_harness_r1(data: Mapping[str, Any], source: str) -> Patch:
+    actions = data.get("actions")
+    if not isinstance(actions, list):
+        fix = 'add "actions": [{"type": "add_code_hook", "hook": "on_post_step", "code": "..."}]'
+        problem = "missing" if actions is None else f"must be a list, got {type(actions).__name__}"
+        raise format_error(
+            source, "actions", problem, fix, "missing_field" if actions is None else "bad_field"
+        )
+    if len(actions) > MAX_R1_ACTIONS:
+        fix = "merge the code of one hook into one action"
+        problem = f"{len(actions)} actions; Harness-R1 allows at most {MAX_R1_ACTIONS}"
+        raise format_error(source, "actions", problem, fix, "too_many_actions")
+    hooks: dict[str, str] = {}
+    action_extra: list[dict[str, Any]] = []
+    for i, action in enumerate(actions):
+        where = f"actions[{i}]"
+        if not isinstance(action, Mapping):
+            fix = 'each action is {"type": "add_code_hook", "hook": ..., "code": ...}'
+            raise format_error(source, where, "must be an object", fix, "bad_field")
+        if action.get("type") != "add_code_hook":
+            fix = "only add_code_hook is enabled (Harness-R1 turned typed rules off); write the rule as code"
+            raise format_error(
+                source,
+                f"{where}.type",
+                f"unsupported action {action.get('type')!r}",
+                fix,
+                "unsupported_action",
+            )
+        point = _hook_point(action.get("hook"), source, f"{where}.hook")
+        if point in hooks:
+            fix = "each hook may appear once; merge the two code blocks into one hook"
+            raise format_error(
+                source, f"{where}.hook", f"hook {action.get('hook')!r} repeated", fix, "duplicate_hook"
+            )
+        hooks[point] = _code(action.get("code"), source, f"{where}.code")
+        extra = {k: v for k, v in action.items() if k not in ("type", "hook", "code")}
+        if extra:
+            action_extra.append({"index": i, **extra})
+    metadata: dict[str, Any] = {"imported_from": HARNESS_R1_SCHEMA}
+    extra_top = {
+        k: v for k, v in data.items() if k not in ("schema_version", "benchmark", "description", "actions")
+    }
+    if extra_top or action_extra:
+        metadata["harness_r1"] = {"extra": extra_top, "action_extra": action_extra}
+    return Patch(
+        hooks,
+        _description(data.get("description", ""), source),
+        _env(data.get("benchmark"), source, "benchmark"),
+        _metadata(metadata, source),
+    )
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """YAML with multi-line strings (hook code) in literal block style."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str_representer)
+
+
+def patch_from_text(text: str, *, source: str = "<string>") -> Patch:
+    """Parse a patch document (JSON when it starts with ``{``, else YAML) of either schema."""
+    return Patch.from_dict(parse_text(text, source), source=source)
+
+
+def load_patch(path: str | Path) -> Patch:
+    """Load a patch file of either schema, JSON or YAML (detected from the content, not the suffix)."""
+    return patch_from_text(read_text(path), source=str(path))

@@ -24,9 +24,10 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except ReharnessError as exc:
-            stderr.print(f"[bold red]error[/]: [{exc.code}] {exc.message}", highlight=False, markup=True)
+            stderr.print("error", style="bold red", end="")
+            stderr.print(f": [{exc.code}] {exc.message}", highlight=False, markup=False, soft_wrap=True)
             if exc.hint:
-                stderr.print(f"  how to fix: {exc.hint}", highlight=False, markup=False)
+                stderr.print(f"  how to fix: {exc.hint}", highlight=False, markup=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -6,6 +6,7 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import stdout
+from reharness.cli.patch_cmd import patch_app
 from reharness.cli.run_cmd import run
 from reharness.cli.show_cmd import export, show
 
@@ -34,6 +35,7 @@ def envs() -> None:
 app.command()(run)
 app.command()(show)
 app.command()(export)
+app.add_typer(patch_app, name="patch")
 
 
 if __name__ == "__main__":  # pragma: no cover

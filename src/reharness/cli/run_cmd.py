@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,6 +15,37 @@ from reharness.envs.registry import resolve_env_name
 from reharness.runtime.agents import make_agent
 from reharness.runtime.executor import RunSpec, run_batch
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
+
+
+def load_patch_overlays(paths: list[Path], isolation: str, concurrency: int) -> list[Any]:
+    """Load, validate and wrap patches as sandboxed overlays (clear error listing every problem)."""
+    if not paths:
+        return []
+    from reharness.core.errors import ConfigError
+    from reharness.patches.model import load_patch
+    from reharness.patches.overlay import PatchOverlay
+    from reharness.patches.sandbox.supervisor import SandboxLimits
+    from reharness.patches.validate import validate_patch
+
+    if isolation not in ("standard", "strict"):
+        raise ConfigError(f"--isolation must be standard or strict, not {isolation!r}")
+    overlays = []
+    for path in paths:
+        patch = load_patch(path)
+        errors = validate_patch(patch)
+        if errors:
+            listing = "; ".join(
+                f"{e.hook or 'patch'}:{e.line}:{e.col} [{e.rule}] {e.message}" for e in errors[:5]
+            )
+            raise ConfigError(
+                f"patch {path} is invalid: {listing}", hint=f"run `reharness patch check {path}`"
+            )
+        overlays.append(
+            PatchOverlay(
+                patch, SandboxLimits(isolation=cast(Any, isolation)), max_workers=min(concurrency, 8)
+            )
+        )
+    return overlays
 
 
 @friendly_errors
@@ -32,6 +63,10 @@ def run(
     harness: Annotated[
         Path | None, typer.Option(help="Harness YAML (fields override the env's base).")
     ] = None,
+    patch: Annotated[
+        list[Path] | None, typer.Option(help="Patch file installed as an overlay (repeatable, in order).")
+    ] = None,
+    isolation: Annotated[str, typer.Option(help="Sandbox for patch code: standard or strict.")] = "standard",
     concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 8,
     out: Annotated[Path, typer.Option(help="Root directory of runs (the run goes in OUT/RUN_ID).")] = Path(
         "runs"
@@ -52,6 +87,7 @@ def run(
         concurrency=concurrency,
     )
     policy = make_agent(agent)
+    overlays = load_patch_overlays(patch or [], isolation, concurrency)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -75,7 +111,9 @@ def run(
             counts["ok"] += int(record.success)
             progress.update(bar, advance=1, rate=f"{counts['ok'] / counts['done']:.0%}")
 
-        result = asyncio.run(run_batch(spec, policy, Harness(config), out, overwrite, on_start, on_episode))
+        result = asyncio.run(
+            run_batch(spec, policy, Harness(config, overlays), out, overwrite, on_start, on_episode)
+        )
     summary = {
         "run_id": result.run_id,
         "env": env_name,

@@ -149,5 +149,7 @@ async def run_batch(
     await asyncio.gather(*(one(i) for i in missing))
     for env in list(envs._queue):  # type: ignore[attr-defined]
         env.close()
+    for overlay in harness.overlays:  # sandbox workers; they respawn lazily if the harness is reused
+        await overlay.close()
     episodes = [results[i] for i in range(len(indices))]
     return BatchResult(run_id=run_id, out=str(store.run_dir), episodes=episodes)

@@ -1,0 +1,136 @@
+"""``reharness patch check`` and ``reharness patch try``: validate a patch, run one hook in the sandbox.
+
+Both commands are contracts checked from outside: ``check`` prints
+``{valid, errors: [{code, line, col, message}], hooks: [...]}`` and exits 0 when valid, 1 when not;
+``try`` prints ``{ok, effect, nb, error: {type, message}}`` and the host exits normally whatever the patch
+does (exit 0 when the call succeeded, 1 when it did not).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+
+from reharness.cli.common import friendly_errors, stdout
+from reharness.core.errors import ConfigError
+
+patch_app = typer.Typer(help="Validate patches and run their hooks in the sandbox.", no_args_is_help=True)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} file {str(path)!r} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{what} file {path} is not valid JSON: {exc}", hint="pass a JSON object") from exc
+
+
+@patch_app.command("check")
+@friendly_errors
+def check(
+    file: Annotated[
+        Path, typer.Argument(help="A reharness-patch-v1 or harness-r1-patch-v1 file (JSON/YAML).")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+) -> None:
+    """Statically validate a patch (format, AST allow-list, shape, leakage); exit 1 when invalid."""
+    from reharness.patches.errors import PatchFormatError, PatchValidationError
+    from reharness.patches.model import load_patch
+    from reharness.patches.validate import validate_patch
+
+    hooks: list[str] = []
+    try:
+        patch = load_patch(file)
+        hooks = sorted(patch.hooks)
+        errors = validate_patch(patch)
+    except PatchFormatError as exc:
+        errors = [PatchValidationError(exc.code, exc.message)]
+    result = {"valid": not errors, "errors": [_error_dict(e) for e in errors], "hooks": hooks}
+    if as_json:
+        print(json.dumps(result))
+    else:
+        stdout.print(
+            f"{file}: {'valid' if result['valid'] else 'INVALID'}; hooks: {', '.join(hooks) or '-'}",
+            highlight=False,
+        )
+        for err in errors:
+            stdout.print(
+                f"  {err.hook or 'patch'}:{err.line}:{err.col} [{err.rule}] {err.message}", highlight=False
+            )
+    raise typer.Exit(0 if result["valid"] else 1)
+
+
+def _error_dict(err: Any) -> dict[str, Any]:
+    return {"code": err.rule, "line": err.line, "col": err.col, "message": err.message}
+
+
+@patch_app.command("try")
+@friendly_errors
+def try_hook(
+    file: Annotated[Path, typer.Argument(help="The patch file.")],
+    hook: Annotated[str, typer.Option(help="Hook to call (reharness or Harness-R1 name).")],
+    ctx: Annotated[Path, typer.Option(help="JSON file with the ctx object passed to the hook.")],
+    nb: Annotated[Path | None, typer.Option(help="JSON file with the notebook (default: {}).")] = None,
+    isolation: Annotated[
+        str, typer.Option(help="standard (best effort) or strict (refuse without seccomp and Landlock).")
+    ] = "standard",
+    no_static_check: Annotated[bool, typer.Option("--no-static-check", help="Skip L1 validation.")] = False,
+    timeout: Annotated[float, typer.Option(help="Wall-clock deadline of the call in seconds.")] = 0.5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+) -> None:
+    """Run one hook call of a patch in the sandbox and print its effect, notebook and error."""
+    from reharness.patches.errors import PatchExecutionError, PatchFormatError
+    from reharness.patches.model import load_patch
+    from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
+    from reharness.patches.validate import validate_patch
+    from reharness.runtime.effects import EffectError, canonical_hook_point, parse_effect
+
+    if isolation not in ("standard", "strict"):
+        raise ConfigError(f"--isolation must be standard or strict, not {isolation!r}")
+    point = canonical_hook_point(hook)
+    ctx_data = _read_json(ctx, "--ctx")
+    nb_data = _read_json(nb, "--nb") if nb else {}
+    if not isinstance(ctx_data, dict) or not isinstance(nb_data, dict):
+        raise ConfigError("--ctx and --nb must each hold a JSON object")
+    result: dict[str, Any] = {"ok": False, "effect": None, "nb": nb_data, "error": None}
+    worker = None
+    try:
+        patch = load_patch(file)
+        if point not in patch.hooks:
+            raise ConfigError(
+                f"the patch has no {point} hook", hint=f"it has: {', '.join(sorted(patch.hooks))}"
+            )
+        errors = [] if no_static_check else validate_patch(patch)
+        if errors:
+            first = errors[0]
+            result["error"] = {
+                "type": "validation",
+                "message": f"{first.rule} at {first.line}:{first.col}: {first.message}",
+            }
+        else:
+            worker = HookWorker(
+                dict(patch.hooks), SandboxLimits(isolation=cast(Any, isolation), call_timeout_s=timeout)
+            )
+            call = worker.call(point, ctx_data, nb_data)
+            result["nb"] = call.nb
+            effect = parse_effect(point, call.value, overlay="try")
+            result["effect"] = None if effect is None else effect.to_dict()
+            result["ok"] = True
+    except PatchFormatError as exc:
+        result["error"] = {"type": "format", "message": exc.message}
+    except PatchExecutionError as exc:
+        result["error"] = {"type": exc.type, "message": exc.message}
+    except EffectError as exc:
+        result["error"] = {"type": "invalid_effect", "message": exc.message}
+    finally:
+        if worker is not None:
+            worker.close()
+    if as_json:
+        print(json.dumps(result))
+    else:
+        stdout.print_json(json.dumps(result))
+    raise typer.Exit(0 if result["ok"] else 1)

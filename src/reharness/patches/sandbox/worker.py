@@ -1,0 +1,342 @@
+"""The sandbox worker: a standalone script that runs one patch version's hooks for its parent (L2).
+
+Started by the supervisor as ``python -I -S -B worker.py RFD WFD PPID MAX_FRAME`` (``-P -s`` instead of
+``-I`` when a fixed hash seed is wanted) with an empty environment, stdio on ``/dev/null`` and the protocol
+on two inherited pipes. It imports only the standard library — never ``reharness`` — so nothing of the
+host's code or configuration is reachable from patch code. Start-up (REFERENCE.md §6 §5.2):
+
+1. ask for SIGKILL on parent death and exit if the parent is already gone;
+2. read the ``config`` frame, pre-import the allowed modules, capture the protocol's own functions
+   (JSON encoder/scanner, ``struct``, ``os.read/write/_exit``) as locals *before* any patch code runs, so a
+   patch that monkeypatches ``json.dumps`` or ``struct.pack`` cannot corrupt the channel;
+3. confine itself (``confine.py``: rlimits → no_new_privs → Landlock → seccomp) and send ``hello`` with the
+   layers achieved; the parent decides whether that is good enough (``strict``) before sending any code;
+4. on ``load``, compile each hook into a fresh namespace whose ``__builtins__`` is the safe dict (with an
+   ``__import__`` that admits only the allowed modules) and answer ``loaded``;
+5. serve ``call`` frames until EOF: ``ctx`` is a read-only view, ``nb`` a plain dict that goes back to the
+   parent, stdout/stderr are captured into a bounded buffer, exceptions become typed error frames.
+
+Frames are a 4-byte little-endian length plus ASCII JSON. The parent enforces every deadline and cap; the
+checks here only make failures cheaper and clearer. The helpers are reused by the in-process mode.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import json.decoder
+import json.encoder
+import linecache
+import os
+import struct
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from types import ModuleType
+from typing import Any
+
+EXIT_PARENT_GONE = 70
+EXIT_BAD_CONFIG = 71
+EXIT_BAD_FRAME = 72
+HookFn = Callable[[Any, dict[str, Any]], Any]
+
+
+class CtxView(Mapping[str, Any]):
+    """Read-only ``ctx``: ``ctx["x"]`` and ``ctx.x``; nested dicts are views, lists are tuples (lazily)."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        object.__setattr__(self, "_d", data)
+
+    def __getitem__(self, key: str) -> Any:
+        return freeze(self._d[key])
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return freeze(self._d[key])
+        except KeyError:
+            raise AttributeError(f"ctx has no field {key!r}") from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return freeze(self._d[key]) if key in self._d else default
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise TypeError("ctx is read-only: return an effect instead of changing it")
+
+    def __delattr__(self, key: str) -> None:
+        raise TypeError("ctx is read-only")
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._d
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __repr__(self) -> str:
+        return f"ctx({self._d!r})"
+
+
+def freeze(value: Any) -> Any:
+    if type(value) is dict:
+        return CtxView(value)
+    if type(value) is list:
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """JSON ``default``: a view returned by a hook is sent as the dict it wraps."""
+    if isinstance(value, CtxView):
+        return object.__getattribute__(value, "_d")
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+class Capture:
+    """A text sink that keeps the first ``cap`` characters written to it (hook stdout and stderr)."""
+
+    def __init__(self, cap: int) -> None:
+        self.parts: list[str] = []
+        self.left = cap
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.left > 0:
+            self.parts.append(text[: self.left])
+            self.left -= len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def safe_builtins(names: list[str], modules: frozenset[str]) -> dict[str, Any]:
+    """The builtins dict of hook namespaces: the allowed names plus an ``__import__`` for allowed modules."""
+    real_import = builtins.__import__
+    allowed = ", ".join(sorted(modules))
+
+    def restricted_import(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> ModuleType:
+        if level != 0 or name not in modules:
+            raise ImportError(f"import of {name!r} is not allowed in hooks; allowed modules: {allowed}")
+        return real_import(name, globals, locals, fromlist, 0)
+
+    table = {name: getattr(builtins, name) for name in names if hasattr(builtins, name)}
+    table["__import__"] = restricted_import
+    return table
+
+
+def error_info(exc: BaseException, tb_cap: int = 4096, skip: int = 1) -> dict[str, str]:
+    """A JSON-able description of ``exc``: kind, type, message (≤ 1 KB) and traceback tail (≤ ``tb_cap``)."""
+    if isinstance(exc, MemoryError):  # format nothing: there may be no memory to do it with
+        return {"kind": "memory", "type": "MemoryError", "msg": "", "tb": ""}
+    try:
+        name = str(type(exc).__name__)[:100]
+    except BaseException:
+        name = "Exception"
+    try:
+        msg = str(exc)[:1024]
+    except BaseException:
+        msg = "<unprintable exception>"
+    try:
+        tb = exc.__traceback__
+        for _ in range(skip):  # drop the worker's own frames
+            tb = tb.tb_next if tb is not None else None
+        text = "".join(traceback.format_exception(type(exc), exc, tb, limit=-12))
+    except BaseException:
+        text = ""
+    if len(text) > tb_cap:
+        text = "…" + text[-tb_cap:]
+    return {"kind": "runtime", "type": name, "msg": msg, "tb": text}
+
+
+def load_hooks(
+    sources: dict[str, str], builtin_names: list[str], modules: frozenset[str], tb_cap: int = 4096
+) -> tuple[dict[str, HookFn], dict[str, dict[str, str]]]:
+    """Compile each hook source into its own namespace; returns the ``hook`` callables and load errors."""
+    base = safe_builtins(builtin_names, modules)
+    hooks: dict[str, HookFn] = {}
+    errors: dict[str, dict[str, str]] = {}
+    for point, src in sources.items():
+        filename = f"<patch:{point}>"
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        namespace: dict[str, Any] = {"__builtins__": dict(base), "__name__": f"patch_{point}"}
+        try:
+            exec(compile(src, filename, "exec", dont_inherit=True), namespace)
+            fn = namespace.get("hook")
+            if not callable(fn):
+                raise TypeError("the hook code defines no function hook(ctx, nb)")
+            hooks[point] = fn
+        except BaseException as exc:  # a broken hook is reported per point, the others still load
+            errors[point] = error_info(exc, tb_cap, skip=0)
+    return hooks, errors
+
+
+def call_hook(fn: HookFn, ctx: Any, nb: dict[str, Any], stdout_cap: int) -> tuple[bool, Any, str]:
+    """Run one hook with stdout/stderr captured; ``(True, value, out)`` or ``(False, error_info, out)``."""
+    sink = Capture(stdout_cap)
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = sink  # type: ignore[assignment]
+    try:
+        value = fn(ctx, nb)
+    except BaseException as exc:  # everything a hook raises is reported, nothing escapes
+        return False, error_info(exc, skip=1), sink.text()
+    finally:
+        sys.stdout, sys.stderr = saved
+    return True, value, sink.text()
+
+
+def make_codec() -> tuple[Callable[[Any], str], Callable[[str], Any]]:
+    """JSON encode/decode built from the C primitives, captured once (immune to later monkeypatching)."""
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    quote = json.encoder.encode_basestring_ascii
+
+    def reject(name: str) -> Any:
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    scan_once = getattr(json.decoder.JSONDecoder(parse_constant=reject), "scan_once")  # noqa: B009
+    join = "".join
+    fallback = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_thaw)
+
+    def encode(obj: Any) -> str:
+        if c_make_encoder is None:  # pragma: no cover - CPython always has _json
+            return fallback.encode(obj)
+        return join(c_make_encoder({}, _thaw, quote, None, ":", ",", False, False, False)(obj, 0))
+
+    def decode(text: str) -> Any:
+        obj, end = scan_once(text, 0)
+        if end != len(text):
+            raise ValueError("trailing data after the JSON document")
+        return obj
+
+    return encode, decode
+
+
+def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
+    """Run the worker: confine, report, load, then answer calls until EOF on the command pipe."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_reharness_confine", os.path.join(here, "confine.py"))
+    if spec is None or spec.loader is None:
+        os._exit(EXIT_BAD_CONFIG)
+    confine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(confine)
+    pdeathsig = confine.set_pdeathsig(ppid)
+
+    read, write, exit_ = os.read, os.write, os._exit
+    run_hook, view, describe = call_hook, CtxView, error_info  # locals: patch code cannot swap them
+    header = struct.Struct("<I")
+    pack, unpack = header.pack, header.unpack
+    encode, decode = make_codec()
+    stdout0, stderr0 = sys.stdout, sys.stderr
+
+    def recv() -> Any:
+        head = b""
+        while len(head) < 4:
+            more = read(rfd, 4 - len(head))
+            if not more:
+                exit_(0)  # EOF: the parent closed the pipe or died
+            head += more
+        (size,) = unpack(head)
+        if size > max_frame:
+            exit_(EXIT_BAD_FRAME)
+        chunks, got = [], 0
+        while got < size:
+            chunk = read(rfd, min(size - got, 1 << 20))
+            if not chunk:
+                exit_(0)
+            chunks.append(chunk)
+            got += len(chunk)
+        try:
+            return decode(b"".join(chunks).decode("ascii"))
+        except BaseException:
+            exit_(EXIT_BAD_FRAME)
+
+    def send(text: str) -> None:
+        body = text.encode()
+        data = memoryview(pack(len(body)) + body)
+        while data:
+            data = data[write(wfd, data) :]
+
+    config = recv()
+    if not isinstance(config, dict) or config.get("op") != "config":
+        exit_(EXIT_BAD_CONFIG)
+    modules = frozenset(config["modules"])
+    missing = []
+    for name in sorted(modules):
+        try:
+            __import__(name)
+        except BaseException:
+            missing.append(name)
+    stdout_cap, tb_cap = int(config["stdout_cap"]), int(config["tb_cap"])
+
+    caps = confine.confine(config["confine"])
+    caps |= {"pdeathsig": pdeathsig, "pid": os.getpid(), "missing_modules": missing}
+    caps["python"] = sys.version.split()[0]
+    send(encode({"op": "hello", "caps": caps}))
+
+    load = recv()
+    if not isinstance(load, dict) or load.get("op") != "load":
+        exit_(EXIT_BAD_CONFIG)
+    hooks, load_errors = load_hooks(load["hooks"], config["builtins"], modules, tb_cap)
+    sys.stdout, sys.stderr = stdout0, stderr0
+    send(encode({"op": "loaded", "errors": load_errors}))
+
+    while True:
+        msg = recv()
+        call_id = msg.get("id") if isinstance(msg, dict) else None
+        try:
+            fn = hooks.get(msg["hook"])
+            if fn is None:
+                error = load_errors.get(msg["hook"]) or {
+                    "kind": "unknown_hook",
+                    "type": "KeyError",
+                    "msg": "",
+                }
+                send(encode({"id": call_id, "ok": False, "error": error, "stdout": ""}))
+                continue
+            ok, value, out = run_hook(fn, view(msg["ctx"]), msg["nb"], stdout_cap)
+            sys.stdout, sys.stderr = stdout0, stderr0
+            if ok:
+                try:
+                    reply = encode(
+                        {"id": call_id, "ok": True, "result": value, "nb": msg["nb"], "stdout": out}
+                    )
+                except BaseException as exc:
+                    info = describe(exc, tb_cap, skip=0)
+                    if info["kind"] != "memory":
+                        info |= {"kind": "result", "tb": ""}
+                    reply = encode({"id": call_id, "ok": False, "error": info, "stdout": out})
+                if len(reply) > max_frame:
+                    too_big = f"the reply is {len(reply)} bytes; the frame cap is {max_frame}"
+                    info = {"kind": "result", "type": "OverflowError", "msg": too_big, "tb": ""}
+                    reply = encode({"id": call_id, "ok": False, "error": info, "stdout": out[:256]})
+            else:
+                reply = encode({"id": call_id, "ok": False, "error": value, "stdout": out})
+            del value, msg
+        except MemoryError:
+            info = {"kind": "memory", "type": "MemoryError", "msg": "", "tb": ""}
+            reply = encode({"id": call_id, "ok": False, "error": info, "stdout": ""})
+        send(reply)
+
+
+def main() -> None:
+    if len(sys.argv) != 5:
+        os._exit(EXIT_BAD_CONFIG)
+    serve(*(int(arg) for arg in sys.argv[1:5]))
+
+
+if __name__ == "__main__":
+    main()

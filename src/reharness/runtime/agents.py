@@ -120,13 +120,16 @@ SCRIPTED_AGENTS: dict[str, type[Agent]] = {"solver": SolverAgent, "random": Rand
 
 
 def make_agent(spec: str) -> Agent:
-    """Build an agent from a spec string (``solver``, ``random``, ``gold``; model backends in ``models``)."""
+    """Build an agent from a spec string: ``solver``, ``random``, ``gold``, or a model backend spec
+    (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``; see :mod:`reharness.models.registry`)."""
     if spec in SCRIPTED_AGENTS:
         return SCRIPTED_AGENTS[spec]()
-    prefix = spec.split(":", 1)[0]
-    if ":" in spec and prefix in {"openai", "hf", "tiny"}:
-        raise UnknownNameError(
-            f"model backend {prefix!r} is not available in this version",
-            hint="use one of the scripted agents: solver, random, gold",
-        )
-    raise UnknownNameError(f"unknown agent {spec!r}", hint=did_you_mean(spec, list(SCRIPTED_AGENTS)))
+    if ":" in spec:  # a model backend: openai:MODEL@URL, hf:PATH, tiny:NAME (heavy imports stay lazy)
+        from reharness.models.registry import make_backend
+
+        return make_backend(spec)
+    raise UnknownNameError(
+        f"unknown agent {spec!r}",
+        hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
+        + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME",
+    )

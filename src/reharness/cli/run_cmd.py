@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from reharness.cli.common import friendly_errors, stderr, stdout
 from reharness.envs.registry import resolve_env_name
 from reharness.runtime.agents import make_agent
-from reharness.runtime.executor import RunSpec, run_batch
+from reharness.runtime.executor import BatchResult, RunSpec, run_batch
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
 
 
@@ -111,9 +111,15 @@ def run(
             counts["ok"] += int(record.success)
             progress.update(bar, advance=1, rate=f"{counts['ok'] / counts['done']:.0%}")
 
-        result = asyncio.run(
-            run_batch(spec, policy, Harness(config, overlays), out, overwrite, on_start, on_episode)
-        )
+        async def go() -> BatchResult:
+            try:
+                return await run_batch(
+                    spec, policy, Harness(config, overlays), out, overwrite, on_start, on_episode
+                )
+            finally:
+                await policy.close()  # HTTP pools, model worker threads
+
+        result = asyncio.run(go())
     summary = {
         "run_id": result.run_id,
         "env": env_name,

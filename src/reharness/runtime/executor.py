@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,8 @@ async def run_batch(
     first_env = make_env(env_name, **kwargs)
     indices = select_tasks(first_env, spec)
     config_hash = stable_hash(spec.hash_fields(harness))
-    run_id = f"{env_name}-{spec.agent.replace(':', '_').replace('/', '_')}-{config_hash[:10]}"
+    agent_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.agent.split("@", 1)[0]).strip("_")[:40]
+    run_id = f"{env_name}-{agent_slug}-{config_hash[:10]}"
     meta = RunMeta(
         run_id=run_id,
         config_hash=config_hash,

@@ -1,0 +1,39 @@
+"""Model backends: agents backed by a language model (layer ``models``).
+
+- ``openai:MODEL@BASE_URL`` — :class:`~reharness.models.openai_backend.OpenAIBackend`, any OpenAI-compatible
+  chat-completions server (vLLM, SGLang, llama.cpp, Ollama, hosted APIs);
+- ``hf:PATH`` — :class:`~reharness.models.hf_backend.HFBackend`, a local Hugging Face chat model, in-process,
+  micro-batched across concurrent episodes, seeded per request;
+- ``tiny:NAME`` — a built-in tiny agent, loaded through the ``hf`` backend.
+
+:func:`make_backend` builds one from its spec; :mod:`reharness.models.server` serves any of them over the
+OpenAI API. This package ``__init__`` stays light: names resolve lazily, so importing it never imports
+torch, transformers or httpx.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "make_backend": "reharness.models.registry",
+    "parse_spec": "reharness.models.registry",
+    "resolve_tiny": "reharness.models.registry",
+    "BackendSpec": "reharness.models.registry",
+    "OpenAIBackend": "reharness.models.openai_backend",
+    "HFBackend": "reharness.models.hf_backend",
+    "ChatServer": "reharness.models.server",
+    "Fault": "reharness.models.server",
+    "ServerThread": "reharness.models.server",
+    "parse_text_tool_calls": "reharness.models.base",
+    "template_messages": "reharness.models.base",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'reharness.models' has no attribute {name!r}")

@@ -1,0 +1,257 @@
+"""Key/value-cache machinery of the hf backend: prefix reuse, chunked prompt reading, in-place decoding.
+
+Why: on a CPU, reading prompts (the prefill) costs more than generating short replies, and an agent's
+prompt at step t is its prompt at step t-1 plus its reply and one observation. :class:`PromptReader` keeps
+the key/value caches of recent sequences (:class:`PrefixCache`, an LRU bounded in bytes) so a prompt only
+reads the tokens after the longest prefix it shares with one of them (all prompts also share the system
+prompt). Rows are read in chunks whose attention-score matrices stay under a budget (bounded memory with
+64 concurrent episodes), then reassembled into one left-padded batch cache whose layers preallocate room
+for the reply, so decoding writes each token in place instead of copying the whole cache.
+
+All of this needs the standard per-layer cache of transformers (``DynamicLayer``: Llama, Qwen, Mistral
+without sliding windows, …); other models are read in one padded pass without reuse
+(:func:`supports_reuse`). Reused prefixes were computed in other batch shapes, one more source of last-bit
+differences (see :mod:`reharness.models.hf_backend`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+KV = list[tuple[Any, Any]]  # per layer: (keys, values), each (heads, length, head_dim)
+Forward = Callable[[Any, Any, Any, Any], Any]  # (ids, mask, positions, cache) -> model output
+
+
+def cache_of(out: Any) -> Any:
+    """The cache a forward pass returned (``cache`` in transformers 5, ``past_key_values`` before)."""
+    return getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+
+
+def supports_reuse(model: Any, cache_kw: str) -> bool:
+    """Whether ``model`` keeps plain per-layer key/value caches, so reuse and reassembly are exact."""
+    try:
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        layers = DynamicCache(config=model.config).layers
+    except Exception:
+        return False
+    return bool(layers) and cache_kw == "cache" and all(type(x) is DynamicLayer for x in layers)
+
+
+class PrefixCache:
+    """LRU of the key/value caches of recent token sequences (a prompt and its reply), bounded in bytes.
+
+    A prompt that contains a stored sequence's whole prompt continues that conversation (the next step of
+    the episode); once its own sequence is stored, the older one is retired, so the cache holds about one
+    entry per live episode even when a reply re-tokenises differently from how it was generated.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.entries: OrderedDict[int, tuple[list[int], KV, int, int]] = (
+            OrderedDict()
+        )  # tokens, kv, bytes, prompt
+        self._next = 0
+        self._matrix: tuple[list[int], Any] | None = None  # (keys, padded token matrix) for lookups
+
+    def lookup(self, prompt: list[int]) -> tuple[KV, int, int | None]:
+        """``(kv, n, key)``: the cache of the longest stored prefix of ``prompt`` (at most all but its last
+        token) and its length; ``key`` names the entry when ``prompt`` continues its conversation."""
+        import torch
+
+        if not self.entries or len(prompt) < 2:
+            return [], 0, None
+        if self._matrix is None:
+            keys = list(self.entries)
+            matrix = torch.full((len(keys), max(len(self.entries[k][0]) for k in keys)), -1, dtype=torch.long)
+            for row, key in enumerate(keys):
+                tokens = self.entries[key][0]
+                matrix[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+            self._matrix = (keys, matrix)
+        keys, matrix = self._matrix
+        m = min(matrix.shape[1], len(prompt) - 1)
+        common = (matrix[:, :m] == torch.tensor(prompt[:m], dtype=torch.long)).cumprod(dim=1).sum(dim=1)
+        best_len, best = (int(x) for x in common.max(dim=0))
+        if best_len == 0:
+            return [], 0, None
+        _, kv, _, prompt_len = self.entries[keys[best]]
+        self.entries.move_to_end(keys[best])
+        continues = keys[best] if best_len >= prompt_len else None
+        return [(k[:, :best_len], v[:, :best_len]) for k, v in kv], best_len, continues
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.bytes, self._matrix = 0, None
+
+    def store(self, tokens: list[int], kv: KV, prompt_len: int, replaces: int | None = None) -> None:
+        """Store ``kv`` for ``tokens`` (a prompt of ``prompt_len`` tokens and its reply); ``replaces``
+        retires the entry whose conversation they continue."""
+        self._matrix = None
+        if replaces is not None and replaces in self.entries:
+            self.bytes -= self.entries.pop(replaces)[2]
+        size = sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in kv)
+        if size > self.max_bytes:
+            return
+        self.entries[self._next] = (tokens, kv, size, prompt_len)
+        self._next += 1
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            self.bytes -= self.entries.popitem(last=False)[1][2]
+
+
+_LAYER_TYPE: type | None = None
+
+
+def preallocated_layer(keys: Any, values: Any, length: int) -> Any:
+    """A ``DynamicLayer`` over buffers with room past ``length``: each new token is written in place."""
+    global _LAYER_TYPE
+    if _LAYER_TYPE is None:
+        from transformers.cache_utils import DynamicLayer
+
+        class PreallocatedLayer(DynamicLayer):  # type: ignore[misc]
+            def __init__(self, keys: Any, values: Any, length: int) -> None:
+                super().__init__()
+                self.buffers, self.length = (keys, values), length
+                self.lazy_initialization(keys, values)
+                self._views()
+
+            def _views(self) -> None:
+                self.keys = self.buffers[0][:, :, : self.length]
+                self.values = self.buffers[1][:, :, : self.length]
+
+            def update(
+                self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any
+            ) -> tuple[Any, Any]:
+                n, size = key_states.shape[-2], self.buffers[0].shape[2]
+                if self.length + n > size:  # out of room: double, like a growing array
+                    grown = [
+                        b.new_zeros((*b.shape[:2], size + max(n, size), b.shape[3])) for b in self.buffers
+                    ]
+                    grown[0][:, :, : self.length], grown[1][:, :, : self.length] = self.keys, self.values
+                    self.buffers = (grown[0], grown[1])
+                self.buffers[0][:, :, self.length : self.length + n] = key_states
+                self.buffers[1][:, :, self.length : self.length + n] = value_states
+                self.length += n
+                self._views()
+                return self.keys, self.values
+
+            def batch_select_indices(self, indices: Any) -> None:
+                self.buffers = (self.buffers[0][indices], self.buffers[1][indices])
+                self._views()
+
+        _LAYER_TYPE = PreallocatedLayer
+    return _LAYER_TYPE(keys, values, length)
+
+
+def stack_rows(rows: list[KV], width: int, config: Any, room: int = 0) -> Any:
+    """A ``DynamicCache`` holding each row's keys/values left-padded to ``width`` (+ ``room`` to grow)."""
+    import torch
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=config)
+    for layer in range(len(rows[0])):
+        k0 = rows[0][layer][0]
+        keys = k0.new_zeros((len(rows), k0.shape[0], width + room, k0.shape[-1]))
+        values = torch.zeros_like(keys)
+        for r, row in enumerate(rows):
+            k, v = row[layer]
+            if k.shape[1]:
+                keys[r, :, width - k.shape[1] : width], values[r, :, width - v.shape[1] : width] = k, v
+        if room:
+            cache.layers[layer] = preallocated_layer(keys, values, width)
+        else:
+            cache.update(keys, values, layer)
+    return cache
+
+
+def chunk_rows(shapes: list[tuple[int, int]], budget: int) -> list[list[int]]:
+    """Group rows ``(reused, new tokens)`` so that rows x new x (reused + new) stays within ``budget``."""
+    chunks: list[list[int]] = []
+    past = new = 0
+    for i, (kept, rest) in enumerate(shapes):
+        grown_past, grown_new = max(past, kept), max(new, rest)
+        if chunks and (len(chunks[-1]) + 1) * grown_new * (grown_past + grown_new) <= budget:
+            chunks[-1].append(i)
+            past, new = grown_past, grown_new
+        else:
+            chunks.append([i])
+            past, new = kept, rest
+    return chunks
+
+
+class PromptReader:
+    """Reads a batch of prompts into a left-padded decode cache, reusing cached prefixes."""
+
+    def __init__(
+        self,
+        forward: Forward,
+        config: Any,
+        pad_id: int,
+        device: str,
+        reuse: bool,
+        prefix_cache_bytes: int,
+        budget: int,
+    ) -> None:
+        self.forward, self.config, self.pad_id, self.device = forward, config, pad_id, device
+        self.reuse, self.budget = reuse, budget
+        self.prefix = PrefixCache(prefix_cache_bytes) if reuse and prefix_cache_bytes > 0 else None
+        self.reused_tokens = self.read_tokens = 0
+        self.extends: list[int | None] = []  # per prompt of the last read: the entry it wholly extends
+
+    def read(self, prompts: list[list[int]], room: int) -> tuple[Any, Any, Any]:
+        """``(cache, mask, last-token logits)`` for the prompts; the cache has ``room`` to grow per row."""
+        import torch
+
+        width = max(len(p) for p in prompts)
+        full = torch.zeros((len(prompts), width), dtype=torch.long)
+        for r, p in enumerate(prompts):
+            full[r, width - len(p) :] = 1
+        if not self.reuse:  # a model with its own cache layout: one padded pass
+            ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+            for r, p in enumerate(prompts):
+                ids[r, width - len(p) :] = torch.tensor(p)
+            out = self.forward(ids, full, (full.cumsum(-1) - 1).clamp(min=0), None)
+            self.read_tokens += sum(len(p) for p in prompts)
+            return cache_of(out), full, out.logits[:, -1, :]
+        found = [self.prefix.lookup(p) if self.prefix else ([], 0, None) for p in prompts]
+        reuse, self.extends = [(kv, n) for kv, n, _ in found], [key for *_, key in found]
+        self.reused_tokens += sum(n for _, n in reuse)
+        self.read_tokens += sum(len(p) - n for p, (_, n) in zip(prompts, reuse, strict=True))
+        rows: list[KV] = [[] for _ in prompts]
+        logits: list[Any] = [None] * len(prompts)
+        for chunk in chunk_rows(
+            [(n, len(p) - n) for p, (_, n) in zip(prompts, reuse, strict=True)], self.budget
+        ):
+            past = max(reuse[i][1] for i in chunk)
+            new = max(len(prompts[i]) - reuse[i][1] for i in chunk)
+            ids = torch.full((len(chunk), new), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(chunk), past + new), dtype=torch.long)
+            positions = torch.zeros((len(chunk), new), dtype=torch.long)
+            for r, i in enumerate(chunk):  # layout per row: [pad | reused | pad | new tokens]
+                kept, rest = reuse[i][1], prompts[i][reuse[i][1] :]
+                ids[r, new - len(rest) :] = torch.tensor(rest)
+                mask[r, past - kept : past] = 1
+                mask[r, past + new - len(rest) :] = 1
+                positions[r, new - len(rest) :] = torch.arange(kept, kept + len(rest))
+            cache = stack_rows([reuse[i][0] for i in chunk], past, self.config) if past else None
+            out = self.forward(ids, mask, positions, cache)
+            layers = cache_of(out).layers
+            for r, i in enumerate(chunk):
+                valid = mask[r].bool().to(self.device)
+                rows[i] = [(layer.keys[r][:, valid], layer.values[r][:, valid]) for layer in layers]
+                logits[i] = out.logits[r, -1, :]
+        return stack_rows(rows, width, self.config, room), full, torch.stack(logits)
+
+    def remember(self, prompt: list[int], reply: list[int], cache: Any, row: int, index: int) -> None:
+        """Store the cache of batch row ``row`` (its last positions: ``prompt`` and ``reply``); ``index``
+        (the prompt's place in the last :meth:`read`) retires the entry the prompt continued."""
+        if self.prefix is None:
+            return
+        n = len(prompt) + len(reply)
+        kv = [(layer.keys[row][:, -n:].clone(), layer.values[row][:, -n:].clone()) for layer in cache.layers]
+        replaces = self.extends[index] if index < len(self.extends) else None
+        self.prefix.store(prompt + reply, kv, len(prompt), replaces)

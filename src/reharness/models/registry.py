@@ -1,0 +1,131 @@
+"""Backend specs → agents: ``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``.
+
+:func:`make_backend` is what ``reharness run --agent SPEC`` resolves model specs with. Heavy libraries load
+only when a backend of that kind is built (``httpx`` for ``openai``, ``torch``/``transformers`` for ``hf`` and
+``tiny``), so importing this module is cheap.
+
+Tiny agents (``tiny:household-S``) are looked up, in order, in the package
+(``reharness/models/tiny/weights/NAME``) and in the cache (``$REHARNESS_CACHE/tiny/NAME``, default
+``~/.cache/reharness/tiny/NAME``); a missing one fails with the command that trains it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
+from reharness.runtime.agents import Agent
+
+PREFIXES = ("openai", "hf", "tiny")
+SPEC_FORMS = {
+    "openai": "openai:MODEL@BASE_URL (e.g. openai:gpt-4o@https://api.openai.com/v1; without @BASE_URL, "
+    "$OPENAI_BASE_URL or the OpenAI API is used)",
+    "hf": "hf:PATH (a local Hugging Face model directory with a chat template)",
+    "tiny": "tiny:NAME (a built-in tiny agent, e.g. tiny:household-S)",
+}
+_TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_]*)-(?P<size>[A-Za-z0-9]+)$")
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A parsed backend spec."""
+
+    kind: str
+    target: str  # model name (openai), directory (hf) or tiny agent name
+    base_url: str | None = None
+
+
+def is_backend_spec(spec: str) -> bool:
+    """Whether ``spec`` names a model backend (as opposed to a scripted agent)."""
+    return spec.partition(":")[0] in PREFIXES and ":" in spec
+
+
+def parse_spec(spec: str) -> BackendSpec:
+    """Parse a backend spec; errors say how to write it."""
+    prefix, colon, rest = spec.partition(":")
+    if not colon:
+        raise UnknownNameError(
+            f"{spec!r} is not a model backend spec",
+            hint="write PREFIX:TARGET — " + "; ".join(SPEC_FORMS.values()),
+        )
+    if prefix not in PREFIXES:
+        raise UnknownNameError(
+            f"unknown model backend {prefix!r} in {spec!r}", hint=did_you_mean(prefix, list(PREFIXES))
+        )
+    rest = rest.strip()
+    if prefix == "openai":
+        model, at, url = rest.partition("@")
+        model, url = model.strip(), url.strip()
+        if not model or (at and not url):
+            raise ConfigError(f"malformed backend spec {spec!r}", hint=f"write it as {SPEC_FORMS['openai']}")
+        if url and not url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"base URL {url!r} in {spec!r} must start with http:// or https://",
+                hint=f"write it as {SPEC_FORMS['openai']}",
+            )
+        return BackendSpec("openai", model, url or None)
+    if not rest:
+        raise ConfigError(f"malformed backend spec {spec!r}", hint=f"write it as {SPEC_FORMS[prefix]}")
+    return BackendSpec(prefix, rest)
+
+
+def cache_dir() -> Path:
+    """Where trained artefacts are cached: ``$REHARNESS_CACHE``, else ``$XDG_CACHE_HOME/reharness``."""
+    if os.environ.get("REHARNESS_CACHE"):
+        return Path(os.environ["REHARNESS_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "reharness"
+
+
+def tiny_search_paths(name: str) -> list[Path]:
+    """Directories where tiny agent ``name`` may live, in lookup order (package, then cache)."""
+    return [Path(__file__).resolve().parent / "tiny" / "weights" / name, cache_dir() / "tiny" / name]
+
+
+def train_command(name: str) -> str:
+    """The command that trains tiny agent ``name`` (``ENV-SIZE``)."""
+    match = _TINY_NAME.match(name)
+    if match is None:
+        return "reharness agent train --env ENV --size S"
+    return f"reharness agent train --env {match['env']} --size {match['size']}"
+
+
+def resolve_tiny(name: str) -> Path:
+    """The model directory of tiny agent ``name``; a clear error with the training command when missing."""
+    if not _TINY_NAME.match(name):
+        raise ConfigError(
+            f"tiny agent name {name!r} is malformed",
+            hint="tiny agents are named ENV-SIZE, e.g. tiny:household-S or tiny:db-M",
+        )
+    paths = tiny_search_paths(name)
+    for path in paths:
+        if (path / "config.json").is_file():
+            return path
+    raise ConfigError(
+        f"tiny agent {name!r} is not available (looked in {', '.join(str(p) for p in paths)})",
+        hint=f"train it with `{train_command(name)}` (it is cached under {paths[1]})",
+    )
+
+
+def make_backend(spec: str, **options: Any) -> Agent:
+    """Build the agent for a backend spec; ``options`` go to the backend's constructor."""
+    parsed = parse_spec(spec)
+    if parsed.kind == "openai":
+        from reharness.models.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(parsed.target, parsed.base_url, **options)
+    from reharness.models.hf_backend import HFBackend
+
+    if parsed.kind == "tiny":
+        return HFBackend(resolve_tiny(parsed.target), policy_id=options.pop("policy_id", spec), **options)
+    path = Path(parsed.target).expanduser()
+    if not path.is_dir():
+        raise ConfigError(
+            f"model directory {str(path)!r} does not exist",
+            hint=f"write it as {SPEC_FORMS['hf']}; hub names are not downloaded",
+        )
+    return HFBackend(path, **options)

@@ -1,0 +1,253 @@
+"""The in-process Hugging Face backend on a real tiny model: fidelity, seeds, micro-batching, tiny: specs."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tiny_model import build_tiny_model
+
+from reharness.core.errors import ConfigError, UnknownNameError
+from reharness.core.types import ChatRequest, Message, SamplingParams, ToolCall
+from reharness.models.base import ARGUMENTS_ERROR, RAW_ARGUMENTS, parse_text_tool_calls, template_messages
+from reharness.models.hf_backend import HFBackend
+from reharness.models.registry import make_backend, train_command
+from reharness.runtime import Harness, RunSpec, base_harness_config, make_agent, run_batch
+
+WORDS = ["cabinet", "drawer", "fridge", "mug", "apple", "look", "take", "open", "go", "to", "put", "on"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+
+    torch.set_num_threads(1)
+    return build_tiny_model(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="module")
+def backend(model_dir: Path) -> HFBackend:
+    return HFBackend(model_dir)
+
+
+def request(i: int, temperature: float = 0.0, max_tokens: int = 8, top_p: float = 1.0) -> ChatRequest:
+    words = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(3 + i % 9))  # prompts of varied length
+    return ChatRequest(
+        messages=(Message(role="user", content=f"Task {i}: {words}."),),
+        sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, top_p=top_p),
+        seed=1000 + i,
+    )
+
+
+def test_greedy_matches_transformers_generate(backend: HFBackend) -> None:
+    import torch
+
+    req = request(3, max_tokens=10)
+    reply = backend.generate_batch([req])[0]
+    prompt = backend.encode(req)
+    expected = backend.model.generate(torch.tensor([prompt]), max_new_tokens=10, do_sample=False)
+    assert list(reply.completion_token_ids or ()) == expected[0, len(prompt) :].tolist()
+    assert reply.prompt_token_ids == tuple(prompt)
+    assert reply.logprobs is not None and len(reply.logprobs) == 10 and all(lp <= 0 for lp in reply.logprobs)
+
+
+def test_seeded_sampling_reproduces_and_depends_on_the_seed(backend: HFBackend) -> None:
+    reqs = [request(i, temperature=1.0, max_tokens=12, top_p=0.9) for i in range(4)]
+    first = backend.generate_batch(reqs)
+    again = backend.generate_batch(reqs)
+    assert [r.completion_token_ids for r in first] == [r.completion_token_ids for r in again]
+    other = backend.generate_batch([r.model_copy(update={"seed": r.seed + 1}) for r in reqs])
+    assert [r.completion_token_ids for r in other] != [r.completion_token_ids for r in first]
+
+
+def test_micro_batching_merges_concurrent_requests_and_measures_drift(backend: HFBackend) -> None:
+    """Same requests alone vs micro-batched: how often does batching (padding) change a reply?"""
+    reqs = [request(i, temperature=0.0 if i % 2 else 0.8, max_tokens=8) for i in range(24)]
+    alone = [backend.generate_batch([r])[0] for r in reqs]
+    before = len(backend.stats.sizes)
+
+    async def concurrently() -> list:
+        return await asyncio.gather(*(backend.complete(r) for r in reqs))
+
+    batched = asyncio.run(concurrently())
+    sizes = backend.stats.sizes[before:]
+    assert sum(sizes) == 24 and max(sizes) >= 12  # merged into few passes
+    differing = sum(
+        a.completion_token_ids != b.completion_token_ids for a, b in zip(alone, batched, strict=True)
+    )
+    print(f"\nbatch sizes {sizes}; replies differing between batch size 1 and batched: {differing}/24")
+    assert differing / 24 <= 0.25
+    rerun = asyncio.run(concurrently())
+    assert [r.completion_token_ids for r in rerun] == [r.completion_token_ids for r in batched]
+
+
+def test_prefix_reuse_and_early_exit_match_plain_decoding(model_dir: Path) -> None:
+    """Multi-turn prompts read through the prefix cache, rows of different lengths: same tokens as plain."""
+    reusing, plain = HFBackend(model_dir), HFBackend(model_dir, prefix_cache_mb=0)
+    plain.reader.reuse = False  # the one-padded-pass path for models without standard caches
+    reqs = [request(i, max_tokens=3 + 2 * (i % 4)) for i in range(8)]
+    for _turn in range(3):
+        got, expected = reusing.generate_batch(reqs), plain.generate_batch(reqs)
+        assert [g.completion_token_ids for g in got] == [e.completion_token_ids for e in expected]
+        for g, e in zip(got, expected, strict=True):
+            assert g.logprobs == pytest.approx(e.logprobs, abs=1e-4)
+        assert [len(g.completion_token_ids or ()) for g in got] == [r.sampling.max_tokens for r in reqs]
+        reqs = [
+            r.model_copy(
+                update={
+                    "messages": r.messages
+                    + (
+                        Message(role="assistant", content=g.text),
+                        Message(role="user", content="Nothing happens."),
+                    )
+                }
+            )
+            for r, g in zip(reqs, got, strict=True)
+        ]
+    assert reusing.reader.reused_tokens > reusing.reader.read_tokens  # later turns read only what is new
+
+
+def test_prefix_cache_lookup_replacement_and_byte_bound() -> None:
+    import torch
+
+    from reharness.models.hf_cache import PrefixCache
+
+    def kv(n: int) -> list:
+        return [(torch.arange(float(n)).reshape(1, n, 1), torch.zeros(1, n, 1))]  # 8 bytes per token
+
+    cache = PrefixCache(max_bytes=8 * 10)
+    assert cache.lookup([1, 2, 3]) == ([], 0, None)
+    cache.store([1, 2, 3], kv(3), prompt_len=2)  # prompt [1, 2], reply [3]
+    assert cache.lookup([1, 5])[1:] == (1, None)  # shares only part of the prompt: another conversation
+    cache.store([1, 9], kv(2), prompt_len=1)
+    got, n, key = cache.lookup([1, 2, 3, 4, 5])
+    assert n == 3 and key is not None and got[0][0].flatten().tolist() == [0.0, 1.0, 2.0]
+    assert cache.lookup([1, 2, 7, 7])[1:] == (2, key)  # the reply re-tokenised: still its next step
+    assert cache.lookup([1, 2])[1] == 1  # at least one token is left to read
+    cache.store([1, 2, 3, 4, 5], kv(5), prompt_len=4, replaces=key)  # the continued entry is retired
+    assert [e[0] for e in cache.entries.values()] == [[1, 9], [1, 2, 3, 4, 5]] and cache.bytes == 56
+    cache.store([4, 4, 4, 4], kv(4), prompt_len=3)  # over the byte bound: the least recently used goes
+    assert [e[0] for e in cache.entries.values()] == [[1, 2, 3, 4, 5], [4, 4, 4, 4]]
+
+
+def test_preallocated_cache_layer_grows_when_out_of_room() -> None:
+    import torch
+
+    from reharness.models.hf_cache import preallocated_layer
+
+    keys = torch.arange(6.0).reshape(1, 1, 3, 2)
+    layer = preallocated_layer(keys, keys.clone(), length=2)
+    assert layer.get_seq_length() == 2
+    k, _ = layer.update(torch.full((1, 1, 2, 2), 9.0), torch.full((1, 1, 2, 2), 9.0))
+    assert k.shape == (1, 1, 4, 2) and k[0, 0, :2].tolist() == [[0.0, 1.0], [2.0, 3.0]] and k[0, 0, 3, 0] == 9
+
+
+def test_generation_stops_at_the_end_of_turn_token(model_dir: Path) -> None:
+    backend = HFBackend(model_dir)
+    free = backend.generate_batch([request(5, max_tokens=10)])[0].completion_token_ids or ()
+    stop = free[3]
+    backend.stop_ids = {*backend.stop_ids, stop}
+    reply = backend.generate_batch([request(5, max_tokens=10)])[0]
+    ids = reply.completion_token_ids or ()
+    assert ids == free[: free.index(stop) + 1] and len(reply.logprobs or ()) == len(ids)
+    assert reply.text == backend.tokenizer.decode(list(ids[:-1]), skip_special_tokens=True)
+
+
+def test_errors_are_responses_not_exceptions(model_dir: Path) -> None:
+    backend = HFBackend(model_dir)
+    backend.context_length = 24
+    long, short = (
+        request(8),
+        request(0).model_copy(update={"messages": (Message(role="user", content="hi"),)}),
+    )
+    assert len(backend.encode(long)) > 24 > len(backend.encode(short))
+    replies = backend.generate_batch([long, short])
+    assert replies[0].error is not None and "context" in replies[0].error
+    assert replies[1].error is None and replies[1].completion_token_ids  # the other row is unaffected
+
+
+def test_tool_call_text_convention() -> None:
+    text = 'Think: get it.\n<tool_call>{"name": "act", "arguments": {"action": "look"}}</tool_call>'
+    (call,) = parse_text_tool_calls(text)
+    assert call == ToolCall(name="act", arguments={"action": "look"}, id="call_0")
+    broken = parse_text_tool_calls(
+        '<tool_call>{"name": "act", "arguments": {"action": </tool_call><tool_call>[1]'
+    )
+    assert broken[0].name == "act" and "not valid JSON" in broken[0].arguments[ARGUMENTS_ERROR]
+    assert broken[1].name == "invalid_tool_call" and broken[1].arguments[RAW_ARGUMENTS] == "[1]"
+    assert parse_text_tool_calls("Action: look") == ()
+    history = (
+        Message(role="assistant", content="ok", tool_calls=(ToolCall(name="act", arguments={"a": 1}),)),
+        Message(role="assistant", content=text, tool_calls=(call,)),  # raw model text is kept as is
+    )
+    rendered = template_messages(history)
+    assert rendered[0]["content"] == 'ok\n<tool_call>{"name": "act", "arguments": {"a": 1}}</tool_call>'
+    assert rendered[1]["content"] == text
+    assert (
+        template_messages(history, structured_tool_calls=True)[0]["tool_calls"][0]["function"]["name"]
+        == "act"
+    )
+
+
+async def test_tools_in_the_request_turn_on_tool_call_parsing(backend: HFBackend) -> None:
+    tools = ({"type": "function", "function": {"name": "act", "parameters": {"type": "object"}}},)
+    reply = await backend.complete(request(1).model_copy(update={"tools": tools}))
+    assert reply.error is None and reply.tool_calls == parse_text_tool_calls(reply.text)
+
+
+def small_harness(env: str) -> Harness:
+    config = base_harness_config(env)
+    return Harness(config.model_copy(update={"step_limit": 3, "sampling": SamplingParams(max_tokens=6)}))
+
+
+def test_run_batch_with_hf_spec_is_reproducible(model_dir: Path, tmp_path: Path) -> None:
+    spec = f"hf:{model_dir}"
+    agent = make_agent(spec)
+    run = RunSpec(env="household", agent=spec, split="test", n=6, seed=0, concurrency=6)
+    first = asyncio.run(run_batch(run, agent, small_harness("household"), out_dir=tmp_path / "a"))
+    second = asyncio.run(run_batch(run, agent, small_harness("household"), out_dir=tmp_path / "b"))
+    assert len(first.episodes) == 6 and first.digest == second.digest
+    outputs = [s.output for e in first.episodes for s in e.steps if s.output]
+    assert outputs and all(
+        o.completion_token_ids and len(o.logprobs or ()) == len(o.completion_token_ids) for o in outputs
+    )
+    assert isinstance(agent, HFBackend) and agent.stats.max_batch >= 2
+
+
+def test_tiny_specs_resolve_through_the_cache(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
+    with pytest.raises(ConfigError, match="reharness agent train --env counter --size Z"):
+        make_backend("tiny:counter-Z")
+    shutil.copytree(model_dir, tmp_path / "tiny" / "counter-Z")
+    agent = make_agent("tiny:counter-Z")
+    assert isinstance(agent, HFBackend) and agent.policy_id == "tiny:counter-Z"
+    assert train_command("db-M") == "reharness agent train --env db --size M"
+    with pytest.raises(ConfigError, match="ENV-SIZE"):
+        make_backend("tiny:nonsense")
+
+
+def test_spec_errors_say_how_to_fix() -> None:
+    with pytest.raises(UnknownNameError, match="did you mean 'hf'"):
+        make_agent("hff:/x")
+    with pytest.raises(ConfigError, match="does not exist"):
+        make_agent("hf:/no/such/model")
+    with pytest.raises(ConfigError, match="hf:PATH"):
+        make_agent("hf:")
+    with pytest.raises(UnknownNameError, match="openai:MODEL@BASE_URL"):
+        make_agent("gpt-4o")
+
+
+def test_importing_models_stays_light() -> None:
+    code = (
+        "import sys, reharness, reharness.models, reharness.models.registry, reharness.models.base\n"
+        "from reharness.runtime import make_agent\n"
+        "heavy = {'torch', 'transformers', 'httpx', 'trl'} & set(sys.modules)\n"
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

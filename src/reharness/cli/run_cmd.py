@@ -51,7 +51,9 @@ def load_patch_overlays(paths: list[Path], isolation: str, concurrency: int) -> 
 @friendly_errors
 def run(
     env: Annotated[str, typer.Option(help="Environment: household, shop, db (or a gymnasium id).")],
-    agent: Annotated[str, typer.Option(help="Policy: solver, random, gold.")] = "solver",
+    agent: Annotated[
+        str, typer.Option(help="Policy: solver, random, gold, openai:MODEL@URL, hf:PATH or tiny:NAME.")
+    ] = "solver",
     split: Annotated[str, typer.Option(help="Task split: train, valid or test.")] = "test",
     n: Annotated[
         int | None, typer.Option(help="Number of episodes (default: 50, or all tasks of --data).")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from reharness.cli.agent_cmd import agent_app
 from reharness.cli.common import stdout
 from reharness.cli.patch_cmd import patch_app
 from reharness.cli.run_cmd import run
@@ -36,6 +37,7 @@ app.command()(run)
 app.command()(show)
 app.command()(export)
 app.add_typer(patch_app, name="patch")
+app.add_typer(agent_app, name="agent")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,142 @@
+"""``reharness agent``: train, list and evaluate the built-in tiny target agents."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from reharness.cli.common import friendly_errors, stderr, stdout
+
+agent_app = typer.Typer(
+    help="Built-in tiny target agents: small LMs trained from scratch on solver demonstrations.",
+    no_args_is_help=True,
+)
+
+
+@agent_app.command("train")
+@friendly_errors
+def train(
+    env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
+    size: Annotated[str, typer.Option(help="Model size: S or M (micro: a seconds-long test model).")] = "S",
+    steps: Annotated[int | None, typer.Option(help="Optimizer steps (default: the recipe's).")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Episodes per step (default: the recipe's).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of demonstrations, initialisation and data order.")] = 0,
+    out: Annotated[
+        Path | None, typer.Option(help="Output model directory (default: the cache dir of ENV-SIZE).")
+    ] = None,
+    threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: torch's choice).")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {path, params, train_seconds} as JSON.")
+    ] = False,
+) -> None:
+    """Train a tiny agent from scratch on the CPU (demos → tokenizer → model → TRL SFT)."""
+    from reharness.envs.registry import resolve_env_name
+    from reharness.models.tiny.config import recipe_for
+    from reharness.models.tiny.registry import cache_dir
+    from reharness.models.tiny.train import train_agent
+
+    env_name = resolve_env_name(env).name
+    recipe = recipe_for(env_name, size).with_overrides(steps=steps, batch_size=batch_size)
+    target = out or cache_dir(f"{env_name}-{size}")
+    command = (
+        "reharness agent train " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("train") + 1 :])
+        if "train" in sys.argv
+        else None
+    )
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=as_json,
+    ) as bar:
+        task = bar.add_task(f"{env_name}-{size}: rendering demos", total=recipe.steps, info="")
+
+        def progress(phase: str, step: int, total: int, metrics: dict[str, float]) -> None:
+            if phase == "demos":
+                bar.update(task, description=f"{env_name}-{size}: rendering {total} demos")
+                return
+            info = (
+                f"loss {metrics['loss']:.3f} lr {metrics.get('learning_rate', 0):.2e}"
+                if "loss" in metrics
+                else None
+            )
+            bar.update(task, description=f"{env_name}-{size}: training", completed=step, total=total)
+            if info:
+                bar.update(task, info=info)
+
+        result = train_agent(recipe, target, seed=seed, threads=threads, progress=progress, command=command)
+    if as_json:
+        print(json.dumps(result.as_json()))
+    else:
+        stdout.print(
+            f"trained {env_name}-{size}: {result.params:,} parameters in {result.train_seconds:.0f}s"
+        )
+        stdout.print(f"  model directory: {result.path}")
+        stdout.print(f"  use it with: reharness run --env {env_name} --agent hf:{result.path}")
+
+
+@agent_app.command("list")
+@friendly_errors
+def list_agents(
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List the tiny agents: shipped, cached or not trained yet."""
+    from reharness.models.tiny.registry import list_tiny
+
+    infos = [info.as_dict() for info in list_tiny()]
+    if as_json:
+        print(json.dumps(infos))
+        return
+    table = Table(title="tiny agents")
+    for col in ("name", "where", "params", "train command"):
+        table.add_column(col)
+    for info in infos:
+        where = "shipped" if info["shipped"] else ("cached" if info["path"] else "not trained")
+        table.add_row(info["name"], where, f"{info['params']:,}" if info["params"] else "-", info["command"])
+    stdout.print(table)
+
+
+@agent_app.command("eval")
+@friendly_errors
+def eval_agent(
+    agent: Annotated[str, typer.Option(help="A tiny agent name (household-S) or a model directory.")],
+    env: Annotated[str | None, typer.Option(help="Environment (default: the tiny agent's).")] = None,
+    n: Annotated[int, typer.Option(help="Episodes.")] = 100,
+    seed: Annotated[int, typer.Option(help="Run seed (task choice and episode seeds).")] = 0,
+    split: Annotated[str, typer.Option(help="Task split.")] = "test",
+    max_new_tokens: Annotated[int, typer.Option(help="Reply token budget.")] = 128,
+    no_train: Annotated[
+        bool, typer.Option("--no-train", help="Fail instead of training a missing agent.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Greedy success rate and failure mix of a tiny agent in the env's base harness."""
+    from reharness.core.errors import ConfigError
+    from reharness.models.tiny.evaluate import evaluate
+    from reharness.models.tiny.registry import parse_name, resolve_tiny
+
+    path = Path(agent)
+    if path.is_dir():
+        if env is None:
+            raise ConfigError("--env is required when --agent is a directory", hint="pass --env household")
+        env_name = env
+    else:
+        env_name = env or parse_name(agent)[0]
+        path = resolve_tiny(agent, train=not no_train, notify=lambda m: stderr.print(m))
+    report = evaluate(path, env_name, n=n, seed=seed, split=split, max_new_tokens=max_new_tokens)
+    if as_json:
+        print(json.dumps(report.as_dict()))
+        return
+    stdout.print(f"{agent} on {env_name}/{split} (n={report.n}, greedy): success {report.success_rate:.0%}")
+    stdout.print(f"  failures: {report.failure_mix}")
+    stdout.print(f"  per-step flags: {report.step_flags}; mean steps {report.mean_steps:.1f}")

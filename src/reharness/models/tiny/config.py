@@ -1,0 +1,115 @@
+"""Typed recipes of the tiny agents: model shape, data and optimisation per (environment, size).
+
+A :class:`Recipe` fully determines a tiny agent together with the seed: ``reharness agent train --env ENV
+--size S --seed 0`` rebuilds the shipped agent from :func:`recipe_for` (the numbers behind each choice are in
+``RECIPE.md``). Overrides (``--steps``, ``--batch-size``…) produce a different, recorded recipe.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reharness.core.errors import ConfigError
+
+Size = Literal["S", "M", "micro"]
+SIZES: tuple[str, ...] = ("S", "M")
+
+
+class ModelShape(BaseModel):
+    """A small Llama-style decoder (RoPE, SwiGLU, RMSNorm, tied embeddings)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hidden_size: int = Field(128, gt=0)
+    num_layers: int = Field(4, gt=0)
+    num_heads: int = Field(4, gt=0)
+    num_kv_heads: int = Field(4, gt=0)
+    intermediate_size: int = Field(384, gt=0)
+    vocab_size: int = Field(2048, gt=16, description="Upper bound; the BPE may learn fewer tokens.")
+    max_position_embeddings: int = Field(16384, gt=0)
+
+    def llama_config_kwargs(self, vocab_size: int) -> dict[str, Any]:
+        return {
+            "vocab_size": vocab_size,
+            "hidden_size": self.hidden_size,
+            "num_hidden_layers": self.num_layers,
+            "num_attention_heads": self.num_heads,
+            "num_key_value_heads": self.num_kv_heads,
+            "intermediate_size": self.intermediate_size,
+            "max_position_embeddings": self.max_position_embeddings,
+            "tie_word_embeddings": True,
+            "rope_theta": 10000.0,
+        }
+
+
+class Recipe(BaseModel):
+    """Everything that decides a tiny agent besides the seed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env: str
+    size: str
+    model: ModelShape = Field(default_factory=ModelShape)
+    steps: int = Field(600, gt=0, description="Optimizer steps.")
+    batch_size: int = Field(4, gt=0, description="Whole episodes per optimizer step.")
+    epochs: float = Field(
+        1.0, gt=0, description="Passes over the demonstrations (demos = steps*batch/epochs)."
+    )
+    learning_rate: float = Field(2e-3, gt=0)
+    warmup_ratio: float = Field(0.05, ge=0, lt=1)
+    decay_ratio: float = Field(0.25, gt=0, le=1, description="Final share of steps with the LR cooldown.")
+    weight_decay: float = Field(0.01, ge=0)
+    perturb_prob: float = Field(
+        0.12, ge=0, lt=1, description="Share of solver turns replaced by perturbations."
+    )
+    context_loss: bool = Field(
+        False, description="Also train on non-assistant tokens (domain LM); perturbed turns never."
+    )
+    max_length: int = Field(4096, gt=0, description="Episodes are truncated to this many tokens.")
+    max_new_tokens: int = Field(64, gt=0, description="Reply budget used when evaluating.")
+
+    @property
+    def num_demos(self) -> int:
+        return max(1, round(self.steps * self.batch_size / self.epochs))
+
+    def with_overrides(self, **overrides: Any) -> Recipe:
+        fields = {k: v for k, v in overrides.items() if v is not None}
+        model_fields = {k: fields.pop(k) for k in list(fields) if k in ModelShape.model_fields}
+        data = self.model_dump()
+        data["model"] = data["model"] | model_fields
+        return Recipe.model_validate(data | fields)
+
+
+_S = ModelShape(hidden_size=128, num_layers=4, num_heads=4, num_kv_heads=4, intermediate_size=384)
+_M = ModelShape(hidden_size=192, num_layers=6, num_heads=6, num_kv_heads=6, intermediate_size=512)
+MICRO = ModelShape(
+    hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, vocab_size=400
+)
+
+RECIPES: dict[tuple[str, str], Recipe] = {
+    ("household", "S"): Recipe(env="household", size="S", model=_S, steps=400, batch_size=4),
+    ("household", "M"): Recipe(env="household", size="M", model=_M, steps=400, batch_size=4),
+    ("shop", "S"): Recipe(env="shop", size="S", model=_S, steps=400, batch_size=4),
+    ("shop", "M"): Recipe(env="shop", size="M", model=_M, steps=400, batch_size=4),
+    ("db", "S"): Recipe(env="db", size="S", model=_S, steps=400, batch_size=8, max_new_tokens=128),
+    ("db", "M"): Recipe(env="db", size="M", model=_M, steps=400, batch_size=8, max_new_tokens=128),
+}
+
+
+def recipe_for(env: str, size: str) -> Recipe:
+    """The recipe of a built-in tiny agent (``micro``: a seconds-long configuration for tests)."""
+    if size == "micro":
+        base = RECIPES.get((env, "S"))
+        if base is None:
+            raise ConfigError(f"no tiny-agent recipe for env {env!r}", hint="use --env household, shop or db")
+        return base.model_copy(update={"size": "micro", "model": MICRO, "steps": 4, "batch_size": 2})
+    recipe = RECIPES.get((env, size))
+    if recipe is None:
+        envs = sorted({e for e, _ in RECIPES})
+        raise ConfigError(
+            f"no tiny-agent recipe for env {env!r} size {size!r}",
+            hint=f"use --env one of {envs} and --size one of {list(SIZES)}",
+        )
+    return recipe

@@ -1,0 +1,220 @@
+"""Solver demonstrations with recovery, rendered through the env's base harness.
+
+Each demonstration is one whole episode played by :class:`PerturbedSolver` inside the real
+:class:`~reharness.runtime.EpisodeRunner` under ``Harness.base(env)``, so the chat messages are exactly what a
+language model would be prompted with (system + first user turn + alternating assistant/user turns).
+
+DAgger-style recovery: at each decision the solver, with probability ``perturb_prob``, takes a
+*perturbation* instead of the expert action: a random admissible/well-formed action, or a near miss (the
+expert's command with a wrong instance number). Perturbed assistant turns are marked unsupervised; the
+expert's following turns are supervised, so the data contains off-path states ("Nothing happens.", a wrong
+page, an SQL error) labelled with the correct way back. Perturbations that would end the episode (buy, answer)
+are not drawn.
+
+Everything is a pure function of (env, split, episode count, seed, perturbation settings): same arguments,
+same demonstrations (tested).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from reharness.core.hashing import derive_seed
+from reharness.core.types import ChatRequest, ChatResponse, Message
+from reharness.envs.registry import make_env
+from reharness.runtime.agents import Agent
+from reharness.runtime.episode import EpisodeRunner
+from reharness.runtime.harness import Harness
+from reharness.runtime.protocols import render_action
+
+_NUMBER = re.compile(r"\b\d+\b")
+
+
+@dataclass(frozen=True)
+class Demo:
+    """One rendered episode: its messages and which assistant turns are supervised."""
+
+    env: str
+    task_id: str
+    seed: int
+    messages: tuple[Message, ...]
+    supervised: tuple[bool, ...]  # one flag per assistant message, in order
+    success: bool
+
+    @property
+    def num_turns(self) -> int:
+        return len(self.supervised)
+
+    def as_dicts(self) -> list[dict[str, str]]:
+        """Messages as ``{"role", "content"}`` dicts (what chat templates take)."""
+        return [{"role": m.role, "content": m.content} for m in self.messages]
+
+
+def _household_perturbation(env: Any, rng: random.Random) -> str:
+    # half: a random admissible command; half: a near miss (the expert's command with a wrong number), the
+    # failure the naive spike showed most (right receptacle type, wrong instance)
+    expert = str(env.expert_action())
+    numbers = _NUMBER.findall(expert)
+    if numbers and rng.random() < 0.5:
+        target = rng.choice(numbers)
+        wrong = str(max(1, int(target) + rng.choice((-2, -1, 1, 2, 3))))
+        if wrong != target:
+            return _NUMBER.sub(lambda m: wrong if m.group() == target else m.group(), expert, count=1)
+    return str(env.random_action(rng))
+
+
+def _shop_perturbation(env: Any, rng: random.Random) -> str | None:
+    action = str(env.random_action(rng))
+    return None if action.lower() == "click[buy now]" else action
+
+
+def _db_perturbation(env: Any, rng: random.Random) -> str | None:
+    action = str(env.random_action(rng))
+    return None if "final answer" in action.lower() else action
+
+
+PERTURBATIONS: dict[str, Callable[[Any, random.Random], str | None]] = {
+    "household": _household_perturbation,
+    "shop": _shop_perturbation,
+    "db": _db_perturbation,
+}
+
+
+def perturbation(env_name: str, env: Any, rng: random.Random) -> str | None:
+    """A non-terminal off-expert action for ``env`` (None: none found in a few draws)."""
+    draw = PERTURBATIONS.get(env_name)
+    for _ in range(8):
+        action = draw(env, rng) if draw else str(env.random_action(rng))
+        if action and action != env.expert_action():
+            return action
+    return None
+
+
+class PerturbedSolver(Agent):
+    """The env's expert that takes a perturbation with probability ``perturb_prob`` (recorded per turn)."""
+
+    policy_id = "perturbed-solver"
+
+    def __init__(self, env_name: str, perturb_prob: float, env: Any = None, protocol: str = "text") -> None:
+        self.env_name = env_name
+        self.perturb_prob = perturb_prob
+        self.env = env
+        self.protocol = protocol
+        self.supervised: list[bool] = []
+        self.last_request: ChatRequest | None = None
+        self.last_response: ChatResponse | None = None
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        return PerturbedSolver(self.env_name, self.perturb_prob, env, protocol)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        rng = random.Random(derive_seed("perturb", request.seed))
+        action: str | None = None
+        if rng.random() < self.perturb_prob:
+            action = perturbation(self.env_name, self.env, rng)
+        self.supervised.append(action is None)
+        if action is None:
+            action = str(self.env.expert_action())
+        response = render_action(self.protocol, action, self.env)
+        self.last_request, self.last_response = request, response
+        return response
+
+
+class _Recorder(Agent):
+    """Hands each episode a fresh :class:`PerturbedSolver` and keeps it for reading afterwards."""
+
+    policy_id = "perturbed-solver"
+
+    def __init__(self, env_name: str, perturb_prob: float) -> None:
+        self.env_name, self.perturb_prob = env_name, perturb_prob
+        self.bound: PerturbedSolver | None = None
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        self.bound = PerturbedSolver(self.env_name, self.perturb_prob, env, protocol)
+        return self.bound
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - never called
+        raise RuntimeError("_Recorder only binds per-episode solvers")
+
+
+@dataclass
+class DemoStats:
+    """Counts of a demonstration set (recorded in ``provenance.json``)."""
+
+    episodes: int = 0
+    successes: int = 0
+    turns: int = 0
+    supervised_turns: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, demo: Demo) -> None:
+        self.episodes += 1
+        self.successes += int(demo.success)
+        self.turns += demo.num_turns
+        self.supervised_turns += sum(demo.supervised)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "episodes": self.episodes,
+            "successes": self.successes,
+            "turns": self.turns,
+            "supervised_turns": self.supervised_turns,
+            "perturbed_turns": self.turns - self.supervised_turns,
+            **self.extra,
+        }
+
+
+def render_demo(
+    env: Any, env_name: str, harness: Harness, index: int, seed: int, perturb_prob: float
+) -> Demo:
+    """Play train task ``index`` with the perturbed solver and return the whole conversation."""
+    recorder = _Recorder(env_name, perturb_prob)
+    episode_seed = derive_seed("demo", seed, index)
+    task = env.get_task(index)
+    record = asyncio.run(
+        EpisodeRunner(env, recorder, harness).run(task, seed=episode_seed, episode_index=index)
+    )
+    solver = recorder.bound
+    assert solver is not None and solver.last_request is not None and solver.last_response is not None
+    messages = (*solver.last_request.messages, Message(role="assistant", content=solver.last_response.text))
+    n_assistant = sum(m.role == "assistant" for m in messages)
+    if n_assistant != len(solver.supervised):  # the base harness keeps every turn; anything else is a bug
+        raise RuntimeError(
+            f"{env_name}: conversation has {n_assistant} replies for {len(solver.supervised)} turns"
+        )
+    return Demo(
+        env=env_name,
+        task_id=record.task_id,
+        seed=episode_seed,
+        messages=messages,
+        supervised=tuple(solver.supervised),
+        success=record.success,
+    )
+
+
+def iter_demos(
+    env_name: str, n: int, seed: int = 0, perturb_prob: float = 0.12, split: str = "train"
+) -> Iterator[Demo]:
+    """Render ``n`` demonstrations from ``split`` (task ``i`` of a seeded sample; deterministic)."""
+    harness = Harness.base(env_name)
+    env = make_env(env_name, split=split, **harness.config.env_options)
+    rng = random.Random(derive_seed("demo-tasks", env_name, split, seed))
+    indices = rng.sample(range(env.num_tasks()), n)
+    for index in indices:
+        yield render_demo(env, env_name, harness, index, seed, perturb_prob)
+
+
+def render_demos(
+    env_name: str, n: int, seed: int = 0, perturb_prob: float = 0.12, split: str = "train"
+) -> tuple[list[Demo], DemoStats]:
+    """All ``n`` demonstrations and their counts."""
+    demos, stats = [], DemoStats()
+    for demo in iter_demos(env_name, n, seed, perturb_prob, split):
+        demos.append(demo)
+        stats.add(demo)
+    return demos, stats

@@ -1,0 +1,132 @@
+"""Which tiny agents exist, where their weights are, and what produced them.
+
+A tiny agent is named ``<env>-<size>`` (``household-S``). Its HF model directory is looked up in order:
+
+1. shipped inside the package: ``reharness/models/tiny/weights/<name>/``;
+2. the cache: ``$REHARNESS_CACHE/tiny/<name>/`` (default cache root: ``$XDG_CACHE_HOME/reharness`` or
+   ``~/.cache/reharness``).
+
+:func:`resolve_tiny` trains a missing agent into the cache after saying so (or, with ``train=False``, fails
+with the exact training command). Every directory holds ``provenance.json`` (:mod:`.train`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
+from reharness.models.tiny.config import RECIPES
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+PROVENANCE = "provenance.json"
+
+
+def cache_root() -> Path:
+    """Root of reharness's cache (``$REHARNESS_CACHE``, else the user cache dir)."""
+    if os.environ.get("REHARNESS_CACHE"):
+        return Path(os.environ["REHARNESS_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "reharness"
+
+
+def cache_dir(name: str) -> Path:
+    """Where a trained-on-first-use tiny agent lives."""
+    return cache_root() / "tiny" / name
+
+
+def tiny_names() -> list[str]:
+    """Every known tiny agent name (``household-S``, …)."""
+    return [f"{env}-{size}" for env, size in RECIPES]
+
+
+def parse_name(name: str) -> tuple[str, str]:
+    """``household-S`` → (``household``, ``S``), with a clear error for unknown names."""
+    env, _, size = name.rpartition("-")
+    if (env, size) not in RECIPES:
+        raise UnknownNameError(f"unknown tiny agent {name!r}", hint=did_you_mean(name, tiny_names()))
+    return env, size
+
+
+def train_command(name: str, seed: int = 0) -> str:
+    env, size = parse_name(name)
+    return f"reharness agent train --env {env} --size {size} --seed {seed}"
+
+
+def _is_model_dir(path: Path) -> bool:
+    return (path / "config.json").is_file() and (path / "tokenizer.json").is_file()
+
+
+@dataclass(frozen=True)
+class TinyAgentInfo:
+    """One tiny agent: where it is (if anywhere) and its provenance."""
+
+    name: str
+    env: str
+    size: str
+    path: Path | None
+    shipped: bool
+
+    @property
+    def provenance(self) -> dict[str, Any] | None:
+        if self.path is None or not (self.path / PROVENANCE).is_file():
+            return None
+        data = json.loads((self.path / PROVENANCE).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else None
+
+    def as_dict(self) -> dict[str, Any]:
+        prov = self.provenance or {}
+        return {
+            "name": self.name,
+            "env": self.env,
+            "size": self.size,
+            "path": str(self.path) if self.path else None,
+            "shipped": self.shipped,
+            "params": prov.get("params"),
+            "command": prov.get("command") or train_command(self.name),
+        }
+
+
+def find_tiny(name: str) -> TinyAgentInfo:
+    """Locate ``name`` (shipped first, then the cache); ``path`` is None when it is not trained yet."""
+    env, size = parse_name(name)
+    shipped = WEIGHTS_DIR / name
+    if _is_model_dir(shipped):
+        return TinyAgentInfo(name, env, size, shipped, True)
+    cached = cache_dir(name)
+    return TinyAgentInfo(name, env, size, cached if _is_model_dir(cached) else None, False)
+
+
+def list_tiny() -> list[TinyAgentInfo]:
+    return [find_tiny(name) for name in tiny_names()]
+
+
+def resolve_tiny(
+    name: str,
+    train: bool = True,
+    notify: Callable[[str], None] | None = None,
+    threads: int | None = None,
+) -> Path:
+    """The model directory of tiny agent ``name``, training it into the cache first when needed."""
+    info = find_tiny(name)
+    if info.path is not None:
+        return info.path
+    command = train_command(name)
+    if not train:
+        raise ConfigError(
+            f"tiny agent {name!r} is not shipped and not trained yet",
+            hint=f"train it once with: {command}",
+        )
+    from reharness.models.tiny.config import recipe_for
+    from reharness.models.tiny.train import train_agent
+
+    target = cache_dir(name)
+    message = f"tiny agent {name!r} is not trained yet; training it now into {target} (up to ~30 min on CPU)"
+    (notify or (lambda m: print(m, file=sys.stderr)))(message)
+    train_agent(recipe_for(info.env, info.size), target, seed=0, threads=threads, command=command)
+    return target

@@ -1,0 +1,257 @@
+"""Train a tiny agent from scratch: demonstrations → tokenizer → Llama-style model → TRL SFT → HF directory.
+
+The whole path uses the same stack as a large model on a GPU: demonstrations are rendered through the base
+harness (:mod:`.demos`), tokenised with the agent's own BPE and chat template (:mod:`.tokenizer`), and trained
+with TRL's ``SFTTrainer`` on pre-tokenised whole episodes. Supervision comes from an ``assistant_masks``
+column (TRL builds ``labels`` from it: -100 wherever the mask is 0), so only supervised assistant turns carry
+loss — the perturbed turns of the recovery data do not. The learning rate follows warmup → stable → cooldown
+(``warmup_stable_decay``). The output directory loads with ``AutoModelForCausalLM`` / ``AutoTokenizer`` and
+holds ``provenance.json`` (command, seed, versions, data statistics, time, parameters).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reharness import __version__
+from reharness.models.tiny.config import Recipe
+from reharness.models.tiny.demos import render_demos
+
+#: Progress callback: (phase, step, total, metrics).
+ProgressFn = Callable[[str, int, int, dict[str, float]], None]
+PROVENANCE = "provenance.json"
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    path: Path
+    params: int
+    train_seconds: float
+    provenance: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "params": self.params, "train_seconds": round(self.train_seconds, 1)}
+
+
+def _code_version() -> str:
+    """Package version plus the git commit of the source tree when there is one (never fails)."""
+    import subprocess
+
+    try:
+        root = Path(__file__).resolve().parents[4]
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "", ""
+    return f"{__version__}+{commit}{'.dirty' if dirty else ''}" if commit else __version__
+
+
+def build_dataset(
+    recipe: Recipe, seed: int, progress: ProgressFn | None = None
+) -> tuple[Any, Any, dict[str, Any]]:
+    """Render demos, train the tokenizer and encode: (tokenizer, datasets.Dataset, data statistics)."""
+    import datasets
+    from datasets import Dataset
+
+    from reharness.models.tiny.tokenizer import demo_texts, encode_demo, train_tokenizer
+
+    if progress:
+        datasets.disable_progress_bars()
+        progress("demos", 0, recipe.num_demos, {})
+    demos, stats = render_demos(recipe.env, recipe.num_demos, seed=seed, perturb_prob=recipe.perturb_prob)
+    tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size)
+    columns: dict[str, list[list[int]]] = {"input_ids": [], "assistant_masks": []}
+    lengths, supervised = [], 0
+    for demo in demos:
+        ids, mask = encode_demo(tokenizer, demo, context_loss=recipe.context_loss)
+        ids, mask = ids[: recipe.max_length], mask[: recipe.max_length]
+        if not any(mask):
+            continue
+        columns["input_ids"].append(ids)
+        columns["assistant_masks"].append(mask)
+        lengths.append(len(ids))
+        supervised += sum(mask)
+    stats.extra.update(
+        {
+            "tokens": sum(lengths),
+            "supervised_tokens": supervised,
+            "max_tokens": max(lengths),
+            "mean_tokens": round(sum(lengths) / len(lengths), 1),
+            "vocab_size": len(tokenizer),
+            "perturb_prob": recipe.perturb_prob,
+            "split": "train",
+        }
+    )
+    return tokenizer, Dataset.from_dict(columns), stats.as_dict()
+
+
+def build_model(recipe: Recipe, vocab_size: int, tokenizer: Any, seed: int) -> Any:
+    """A freshly initialised Llama-style causal LM (no pretrained weights)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        **recipe.model.llama_config_kwargs(vocab_size),
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
+    return LlamaForCausalLM(config)
+
+
+def _progress_callback(progress: ProgressFn, total: int) -> Any:
+    from transformers import TrainerCallback
+
+    class _Progress(TrainerCallback):  # type: ignore[misc]
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            metrics = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
+            progress("train", int(state.global_step), total, metrics)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            progress("train", int(state.global_step), total, {})
+
+    return _Progress()
+
+
+def make_trainer(
+    recipe: Recipe,
+    dataset: Any,
+    tokenizer: Any,
+    seed: int,
+    output_dir: str | Path,
+    progress: ProgressFn | None = None,
+) -> Any:
+    """TRL ``SFTTrainer`` for a fresh model on pre-tokenised episodes (``input_ids``, ``assistant_masks``)."""
+    from trl import SFTConfig, SFTTrainer
+
+    model = build_model(recipe, len(tokenizer), tokenizer, seed)
+    args = SFTConfig(
+        output_dir=str(output_dir),
+        max_steps=recipe.steps,
+        # one episode per forward pass: no padding, and per-token speed on CPU is best at batch 1
+        per_device_train_batch_size=1,
+        gradient_accumulation_steps=recipe.batch_size,
+        learning_rate=recipe.learning_rate,
+        lr_scheduler_type="warmup_stable_decay",
+        lr_scheduler_kwargs={"num_decay_steps": max(1, int(recipe.decay_ratio * recipe.steps))},
+        warmup_steps=int(recipe.warmup_ratio * recipe.steps),
+        weight_decay=recipe.weight_decay,
+        max_grad_norm=1.0,
+        activation_checkpointing=False,  # TRL turns it on by default; tiny models need no memory savings
+        max_length=recipe.max_length,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        seed=seed,
+        data_seed=seed,
+        logging_steps=max(1, recipe.steps // 20),
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=progress is not None,
+        dataloader_num_workers=0,
+        dataset_num_proc=None,
+    )
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=[_progress_callback(progress, recipe.steps)] if progress else None,
+    )
+    if progress is not None:
+        from transformers import PrinterCallback, ProgressCallback
+
+        trainer.remove_callback(PrinterCallback)
+        trainer.remove_callback(ProgressCallback)
+    return trainer
+
+
+def train_agent(
+    recipe: Recipe,
+    out: str | Path,
+    seed: int = 0,
+    threads: int | None = None,
+    progress: ProgressFn | None = None,
+    command: str | None = None,
+    dtype: str = "float16",
+) -> TrainResult:
+    """Train ``recipe`` with ``seed`` into the HF model directory ``out`` (replaced if it exists)."""
+    import torch
+    from transformers import GenerationConfig
+
+    if threads:
+        torch.set_num_threads(threads)
+    started = time.perf_counter()
+    out = Path(out)
+    tokenizer, dataset, data_stats = build_dataset(recipe, seed, progress)
+    with tempfile.TemporaryDirectory() as scratch:
+        trainer = make_trainer(recipe, dataset, tokenizer, seed, scratch, progress)
+        params = sum(p.numel() for p in trainer.model.parameters())
+        trainer.train()
+        losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    model = trainer.model.eval()
+    train_seconds = time.perf_counter() - started
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    model.generation_config = GenerationConfig(
+        do_sample=False,
+        max_new_tokens=recipe.max_new_tokens,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model.to(getattr(torch, dtype)).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    provenance = {
+        "name": f"{recipe.env}-{recipe.size}",
+        "command": command or f"reharness agent train --env {recipe.env} --size {recipe.size} --seed {seed}",
+        "argv": sys.argv,
+        "seed": seed,
+        "recipe": recipe.model_dump(mode="json"),
+        "code_version": _code_version(),
+        "versions": _versions(),
+        "data": data_stats,
+        "params": params,
+        "dtype": dtype,
+        "train_seconds": round(train_seconds, 1),
+        "torch_threads": torch.get_num_threads(),
+        "final_loss": losses[-1] if losses else None,
+        "loss_curve": [round(v, 4) for v in losses],
+        "machine": platform.machine(),
+    }
+    (out / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    return TrainResult(path=out, params=params, train_seconds=train_seconds, provenance=provenance)
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    versions = {"python": platform.python_version()}
+    for dist in ("reharness", "torch", "transformers", "trl", "tokenizers"):
+        try:
+            versions[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            versions[dist] = "unknown"
+    return versions

@@ -1,0 +1,169 @@
+"""Tiny agents: demonstrations, supervision masks and the real train → save → load → act path (micro)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from reharness.models.tiny.config import recipe_for
+from reharness.models.tiny.demos import render_demos
+from reharness.runtime import EpisodeRunner, Harness
+from reharness.runtime.harness import base_harness_config
+
+HOUSEHOLD_VERBS = (
+    "go",
+    "open",
+    "close",
+    "take",
+    "put",
+    "examine",
+    "use",
+    "heat",
+    "clean",
+    "cool",
+    "inventory",
+    "look",
+)
+
+
+def test_demos_are_deterministic_and_follow_the_base_harness() -> None:
+    first, stats = render_demos("household", 4, seed=3, perturb_prob=0.3)
+    again, _ = render_demos("household", 4, seed=3, perturb_prob=0.3)
+    other, _ = render_demos("household", 4, seed=4, perturb_prob=0.3)
+    assert [(d.messages, d.supervised) for d in first] == [(d.messages, d.supervised) for d in again]
+    assert [d.messages for d in first] != [d.messages for d in other]
+    config = base_harness_config("household")
+    for demo in first:
+        roles = [m.role for m in demo.messages]
+        assert roles[:2] == ["system", "user"]
+        assert roles[2:] == ["assistant", "user"] * ((len(roles) - 3) // 2) + ["assistant"]
+        assert demo.messages[0].content == config.system_prompt.format(
+            max_steps=50, tool_names="", instruction="", observation=""
+        )
+        assert all(m.content.startswith("Action: ") for m in demo.messages if m.role == "assistant")
+        assert "Admissible actions:" in demo.messages[3].content
+    assert stats.episodes == 4 and 0 < stats.supervised_turns < stats.turns  # some turns were perturbed
+
+
+def test_mask_supervises_expert_turns_only_and_trl_keeps_it(tmp_path: Path) -> None:
+    from reharness.models.tiny.tokenizer import IM_END, demo_texts, encode_demo, train_tokenizer
+    from reharness.models.tiny.train import make_trainer
+
+    demos, _ = render_demos("household", 3, seed=1, perturb_prob=0.4)
+    tokenizer = train_tokenizer(demo_texts(demos), 400)
+    demo = next(d for d in demos if not all(d.supervised))
+    ids, mask = encode_demo(tokenizer, demo)
+    replies = [m.content for m in demo.messages if m.role == "assistant"]
+    expected = "".join(r + IM_END for r, keep in zip(replies, demo.supervised, strict=True) if keep)
+    assert tokenizer.decode([i for i, m in zip(ids, mask, strict=True) if m]) == expected
+    perturbed = [r for r, keep in zip(replies, demo.supervised, strict=True) if not keep]
+    unsupervised_text = tokenizer.decode([i for i, m in zip(ids, mask, strict=True) if not m])
+    assert all(r in unsupervised_text for r in perturbed)
+
+    # TRL turns the assistant_masks column into labels: -100 exactly where the mask is 0
+    from datasets import Dataset
+
+    dataset = Dataset.from_dict({"input_ids": [ids], "assistant_masks": [mask]})
+    recipe = recipe_for("household", "micro")
+    trainer = make_trainer(recipe, dataset, tokenizer, seed=0, output_dir=tmp_path)
+    labels = trainer.train_dataset[0]["labels"]
+    assert labels == [i if m else -100 for i, m in zip(ids, mask, strict=True)]
+
+
+@pytest.fixture(scope="module")
+def micro_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+
+    from reharness.models.tiny.train import train_agent
+
+    torch.set_num_threads(1)
+    out = tmp_path_factory.mktemp("micro") / "household-micro"
+    recipe = recipe_for("household", "micro").with_overrides(steps=40, batch_size=1, learning_rate=1e-2)
+    result = train_agent(recipe, out, seed=0, dtype="float32")
+    assert result.path == out and result.params > 0
+    return out
+
+
+def test_micro_model_loads_with_auto_classes_and_acts(micro_agent: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from reharness.core.types import ChatResponse
+    from reharness.runtime.protocols import parse_action
+
+    provenance = json.loads((micro_agent / "provenance.json").read_text())
+    assert provenance["seed"] == 0 and provenance["params"] > 0 and provenance["data"]["supervised_turns"] > 0
+    assert provenance["command"].startswith("reharness agent train --env household")
+    tokenizer = AutoTokenizer.from_pretrained(micro_agent)
+    model = AutoModelForCausalLM.from_pretrained(micro_agent)
+    demo = render_demos("household", 1, seed=99)[0][0]
+    messages = demo.as_dicts()[:2]
+    inputs = tokenizer.apply_chat_template(
+        messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
+    output = model.generate(**inputs, max_new_tokens=16, do_sample=False)
+    text = tokenizer.decode(output[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+    action = parse_action("text", ChatResponse(text=text), None).action
+    assert text.startswith("Action: ") and action is not None
+    assert action.split()[0] in HOUSEHOLD_VERBS
+
+
+def test_micro_model_runs_episodes_through_the_runtime(micro_agent: Path) -> None:
+    from reharness.envs.registry import make_env
+    from reharness.models.tiny.evaluate import GreedyAgent, GreedyModel, summarise
+
+    env = make_env("household", split="test")
+    harness = Harness(base_harness_config("household").model_copy(update={"step_limit": 4}))
+    agent = GreedyAgent(GreedyModel(micro_agent, max_new_tokens=16))
+    records = [asyncio.run(EpisodeRunner(env, agent, harness).run(env.get_task(i), seed=i)) for i in range(2)]
+    assert all(r.termination in ("step_limit", "success", "terminated") for r in records)
+    assert all(r.steps[0].output is not None and r.steps[0].output.completion_token_ids for r in records)
+    report = summarise("household", records, 0.0)
+    assert report.n == 2 and sum(report.failure_mix.values()) + report.success_rate * 2 == 2
+
+
+def test_cached_greedy_generation_equals_fresh_generation(micro_agent: Path) -> None:
+    from reharness.core.types import ChatRequest
+    from reharness.models.tiny.evaluate import CacheState, GreedyModel
+
+    model = GreedyModel(micro_agent, max_new_tokens=12)
+    demo = render_demos("household", 1, seed=5)[0][0]
+    state = CacheState()
+    turns = [k for k, m in enumerate(demo.messages) if m.role == "assistant"][:4]
+    for k in turns:  # the history holds the expert's replies, not the model's: exercises cache cropping
+        prompt = model.prompt_ids(ChatRequest(messages=demo.messages[:k]))
+        assert model.generate(prompt, state) == model.generate(prompt, CacheState())
+
+
+def test_cli_trains_a_micro_agent_as_json(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reharness.cli.agent_cmd import agent_app
+
+    result = CliRunner().invoke(
+        agent_app,
+        ["train", "--env", "db", "--size", "micro", "--steps", "2", "--out", str(tmp_path / "m"), "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(payload) == {"path", "params", "train_seconds"} and Path(payload["path"]).is_dir()
+
+
+def test_registry_cache_override_and_no_train_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reharness.core.errors import ConfigError, UnknownNameError
+    from reharness.models.tiny.registry import cache_dir, find_tiny, resolve_tiny
+
+    monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
+    assert cache_dir("shop-M") == tmp_path / "tiny" / "shop-M"
+    info = find_tiny("shop-M")
+    if not info.shipped:
+        assert info.path is None
+        with pytest.raises(ConfigError, match="not trained yet") as err:
+            resolve_tiny("shop-M", train=False)
+        assert "reharness agent train --env shop --size M --seed 0" in (err.value.hint or "")
+    with pytest.raises(UnknownNameError):
+        find_tiny("kitchen-S")

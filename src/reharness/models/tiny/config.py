@@ -64,6 +64,7 @@ class Recipe(BaseModel):
     perturb_prob: float = Field(
         0.12, ge=0, lt=1, description="Share of solver turns replaced by perturbations."
     )
+    thoughts: bool = Field(False, description="Demos write a 'Think:' state summary before each action.")
     context_loss: bool = Field(
         False, description="Also train on non-assistant tokens (domain LM); perturbed turns never."
     )

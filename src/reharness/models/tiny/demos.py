@@ -27,6 +27,7 @@ from typing import Any
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import make_env
+from reharness.models.tiny.thoughts import thought_for
 from reharness.runtime.agents import Agent
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
@@ -100,9 +101,17 @@ class PerturbedSolver(Agent):
 
     policy_id = "perturbed-solver"
 
-    def __init__(self, env_name: str, perturb_prob: float, env: Any = None, protocol: str = "text") -> None:
+    def __init__(
+        self,
+        env_name: str,
+        perturb_prob: float,
+        thoughts: bool = False,
+        env: Any = None,
+        protocol: str = "text",
+    ) -> None:
         self.env_name = env_name
         self.perturb_prob = perturb_prob
+        self.thoughts = thoughts
         self.env = env
         self.protocol = protocol
         self.supervised: list[bool] = []
@@ -110,17 +119,18 @@ class PerturbedSolver(Agent):
         self.last_response: ChatResponse | None = None
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
-        return PerturbedSolver(self.env_name, self.perturb_prob, env, protocol)
+        return PerturbedSolver(self.env_name, self.perturb_prob, self.thoughts, env, protocol)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         rng = random.Random(derive_seed("perturb", request.seed))
+        thought = thought_for(self.env_name, self.env) if self.thoughts else None
         action: str | None = None
         if rng.random() < self.perturb_prob:
             action = perturbation(self.env_name, self.env, rng)
         self.supervised.append(action is None)
         if action is None:
             action = str(self.env.expert_action())
-        response = render_action(self.protocol, action, self.env)
+        response = render_action(self.protocol, action, self.env, thought)
         self.last_request, self.last_response = request, response
         return response
 
@@ -130,12 +140,12 @@ class _Recorder(Agent):
 
     policy_id = "perturbed-solver"
 
-    def __init__(self, env_name: str, perturb_prob: float) -> None:
-        self.env_name, self.perturb_prob = env_name, perturb_prob
+    def __init__(self, env_name: str, perturb_prob: float, thoughts: bool) -> None:
+        self.env_name, self.perturb_prob, self.thoughts = env_name, perturb_prob, thoughts
         self.bound: PerturbedSolver | None = None
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
-        self.bound = PerturbedSolver(self.env_name, self.perturb_prob, env, protocol)
+        self.bound = PerturbedSolver(self.env_name, self.perturb_prob, self.thoughts, env, protocol)
         return self.bound
 
     async def complete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - never called
@@ -170,10 +180,16 @@ class DemoStats:
 
 
 def render_demo(
-    env: Any, env_name: str, harness: Harness, index: int, seed: int, perturb_prob: float
+    env: Any,
+    env_name: str,
+    harness: Harness,
+    index: int,
+    seed: int,
+    perturb_prob: float,
+    thoughts: bool = False,
 ) -> Demo:
-    """Play train task ``index`` with the perturbed solver and return the whole conversation."""
-    recorder = _Recorder(env_name, perturb_prob)
+    """Play task ``index`` with the perturbed solver and return the whole conversation."""
+    recorder = _Recorder(env_name, perturb_prob, thoughts)
     episode_seed = derive_seed("demo", seed, index)
     task = env.get_task(index)
     record = asyncio.run(
@@ -198,7 +214,12 @@ def render_demo(
 
 
 def iter_demos(
-    env_name: str, n: int, seed: int = 0, perturb_prob: float = 0.12, split: str = "train"
+    env_name: str,
+    n: int,
+    seed: int = 0,
+    perturb_prob: float = 0.12,
+    split: str = "train",
+    thoughts: bool = False,
 ) -> Iterator[Demo]:
     """Render ``n`` demonstrations from ``split`` (task ``i`` of a seeded sample; deterministic)."""
     harness = Harness.base(env_name)
@@ -206,15 +227,20 @@ def iter_demos(
     rng = random.Random(derive_seed("demo-tasks", env_name, split, seed))
     indices = rng.sample(range(env.num_tasks()), n)
     for index in indices:
-        yield render_demo(env, env_name, harness, index, seed, perturb_prob)
+        yield render_demo(env, env_name, harness, index, seed, perturb_prob, thoughts)
 
 
 def render_demos(
-    env_name: str, n: int, seed: int = 0, perturb_prob: float = 0.12, split: str = "train"
+    env_name: str,
+    n: int,
+    seed: int = 0,
+    perturb_prob: float = 0.12,
+    split: str = "train",
+    thoughts: bool = False,
 ) -> tuple[list[Demo], DemoStats]:
     """All ``n`` demonstrations and their counts."""
     demos, stats = [], DemoStats()
-    for demo in iter_demos(env_name, n, seed, perturb_prob, split):
+    for demo in iter_demos(env_name, n, seed, perturb_prob, split, thoughts):
         demos.append(demo)
         stats.add(demo)
     return demos, stats

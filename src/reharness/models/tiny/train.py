@@ -79,7 +79,9 @@ def build_dataset(
     if progress:
         datasets.disable_progress_bars()
         progress("demos", 0, recipe.num_demos, {})
-    demos, stats = render_demos(recipe.env, recipe.num_demos, seed=seed, perturb_prob=recipe.perturb_prob)
+    demos, stats = render_demos(
+        recipe.env, recipe.num_demos, seed=seed, perturb_prob=recipe.perturb_prob, thoughts=recipe.thoughts
+    )
     tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size)
     columns: dict[str, list[list[int]]] = {"input_ids": [], "assistant_masks": []}
     lengths, supervised = [], 0

@@ -167,3 +167,70 @@ def test_registry_cache_override_and_no_train_message(
         assert "reharness agent train --env shop --size M --seed 0" in (err.value.hint or "")
     with pytest.raises(UnknownNameError):
         find_tiny("kitchen-S")
+
+
+def test_copy_warmup_sequences_repeat_their_span_and_mask_only_predictable_tokens() -> None:
+    import random
+
+    from reharness.models.tiny.warmup import copy_sequence
+
+    rng = random.Random(0)
+    for _ in range(50):
+        ids, mask = copy_sequence(rng, list(range(10, 500)), 128)
+        assert len(ids) == len(mask) == 128 and sum(mask) > 0
+        first = mask.index(1)
+        # every masked token was seen earlier, directly after the same predecessor (an induction target)
+        for i in range(first, 128):
+            if mask[i]:
+                pairs = {(ids[j - 1], ids[j]) for j in range(1, i)}
+                assert (ids[i - 1], ids[i]) in pairs
+
+
+def test_copy_warmup_trains_in_place_and_reports_a_probe() -> None:
+    from types import SimpleNamespace
+
+    import torch
+
+    from reharness.models.tiny.config import MICRO, Recipe
+    from reharness.models.tiny.train import build_model
+    from reharness.models.tiny.warmup import copy_warmup
+
+    torch.manual_seed(0)
+    recipe = Recipe(env="household", size="micro", model=MICRO)
+    tokenizer = SimpleNamespace(pad_token_id=0, eos_token_id=2)
+    model = build_model(recipe, 120, tokenizer, seed=0)
+    before = [p.detach().clone() for p in model.parameters()]
+    report = copy_warmup(
+        model, list(range(3, 120)), steps=3, learning_rate=1e-3, seed=0, batch_size=2, length=32
+    )
+    assert report.steps == 3 and report.copy_accuracy is not None and 0.0 <= report.copy_accuracy <= 1.0
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_run_no_train_fails_with_the_training_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+    from reharness.models.tiny.registry import find_tiny
+
+    monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
+    if find_tiny("shop-M").shipped:
+        pytest.skip("shop-M ships with the package")
+    args = [
+        "run",
+        "--env",
+        "shop",
+        "--agent",
+        "tiny:shop-M",
+        "--n",
+        "1",
+        "--no-train",
+        "--out",
+        str(tmp_path),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "reharness agent train --env shop --size M" in result.output
+    assert not (tmp_path / "tiny" / "shop-M").exists()

@@ -75,6 +75,12 @@ def run(
     ),
     overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary object on stdout.")] = False,
+    no_train: Annotated[
+        bool,
+        typer.Option(
+            "--no-train", help="Fail (with the training command) instead of training a missing tiny agent."
+        ),
+    ] = False,
 ) -> None:
     """Run a batch of episodes (resumes an interrupted run with the same options)."""
     env_name = resolve_env_name(env).name
@@ -88,7 +94,7 @@ def run(
         data=str(data) if data else None,
         concurrency=concurrency,
     )
-    policy = make_agent(agent)
+    policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
     overlays = load_patch_overlays(patch or [], isolation, concurrency)
     progress = Progress(
         TextColumn("[bold]{task.description}"),

@@ -6,13 +6,14 @@ only when a backend of that kind is built (``httpx`` for ``openai``, ``torch``/`
 
 Tiny agents (``tiny:household-S``) are looked up, in order, in the package
 (``reharness/models/tiny/weights/NAME``) and in the cache (``$REHARNESS_CACHE/tiny/NAME``, default
-``~/.cache/reharness/tiny/NAME``); a missing one fails with the command that trains it.
+``~/.cache/reharness/tiny/NAME``); a missing built-in one is trained into the cache on first use after a
+clear message, or (``train_missing=False``, ``reharness run --no-train``) fails with its training command.
 """
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,17 +74,11 @@ def parse_spec(spec: str) -> BackendSpec:
     return BackendSpec(prefix, rest)
 
 
-def cache_dir() -> Path:
-    """Where trained artefacts are cached: ``$REHARNESS_CACHE``, else ``$XDG_CACHE_HOME/reharness``."""
-    if os.environ.get("REHARNESS_CACHE"):
-        return Path(os.environ["REHARNESS_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "reharness"
-
-
 def tiny_search_paths(name: str) -> list[Path]:
     """Directories where tiny agent ``name`` may live, in lookup order (package, then cache)."""
-    return [Path(__file__).resolve().parent / "tiny" / "weights" / name, cache_dir() / "tiny" / name]
+    from reharness.models.tiny.registry import WEIGHTS_DIR, cache_dir
+
+    return [WEIGHTS_DIR / name, cache_dir(name)]
 
 
 def train_command(name: str) -> str:
@@ -94,8 +89,12 @@ def train_command(name: str) -> str:
     return f"reharness agent train --env {match['env']} --size {match['size']}"
 
 
-def resolve_tiny(name: str) -> Path:
-    """The model directory of tiny agent ``name``; a clear error with the training command when missing."""
+def resolve_tiny(name: str, train: bool = False, notify: Callable[[str], None] | None = None) -> Path:
+    """The model directory of tiny agent ``name`` (shipped, else cached).
+
+    A built-in agent that is neither is trained into the cache first when ``train`` is true (after
+    ``notify`` says so); otherwise the error names the exact training command.
+    """
     if not _TINY_NAME.match(name):
         raise ConfigError(
             f"tiny agent name {name!r} is malformed",
@@ -105,14 +104,25 @@ def resolve_tiny(name: str) -> Path:
     for path in paths:
         if (path / "config.json").is_file():
             return path
+    from reharness.models.tiny.config import RECIPES
+    from reharness.models.tiny.registry import resolve_tiny as train_tiny
+
+    if train and tuple(name.rsplit("-", 1)) in RECIPES:
+        return train_tiny(name, train=True, notify=notify)
     raise ConfigError(
         f"tiny agent {name!r} is not available (looked in {', '.join(str(p) for p in paths)})",
         hint=f"train it with `{train_command(name)}` (it is cached under {paths[1]})",
     )
 
 
-def make_backend(spec: str, **options: Any) -> Agent:
-    """Build the agent for a backend spec; ``options`` go to the backend's constructor."""
+def make_backend(
+    spec: str, train_missing: bool = True, notify: Callable[[str], None] | None = None, **options: Any
+) -> Agent:
+    """Build the agent for a backend spec; ``options`` go to the backend's constructor.
+
+    ``train_missing``: a built-in tiny agent that is not shipped or cached is trained on first use (up to
+    ~30 CPU minutes, announced through ``notify``, default stderr); when false, the error names the command.
+    """
     parsed = parse_spec(spec)
     if parsed.kind == "openai":
         from reharness.models.openai_backend import OpenAIBackend
@@ -121,7 +131,8 @@ def make_backend(spec: str, **options: Any) -> Agent:
     from reharness.models.hf_backend import HFBackend
 
     if parsed.kind == "tiny":
-        return HFBackend(resolve_tiny(parsed.target), policy_id=options.pop("policy_id", spec), **options)
+        path = resolve_tiny(parsed.target, train=train_missing, notify=notify)
+        return HFBackend(path, policy_id=options.pop("policy_id", spec), **options)
     path = Path(parsed.target).expanduser()
     if not path.is_dir():
         raise ConfigError(

@@ -119,15 +119,16 @@ class FunctionAgent(Agent):
 SCRIPTED_AGENTS: dict[str, type[Agent]] = {"solver": SolverAgent, "random": RandomAgent, "gold": GoldAgent}
 
 
-def make_agent(spec: str) -> Agent:
+def make_agent(spec: str, **backend_options: Any) -> Agent:
     """Build an agent from a spec string: ``solver``, ``random``, ``gold``, or a model backend spec
-    (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``; see :mod:`reharness.models.registry`)."""
+    (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``; see :mod:`reharness.models.registry`, which
+    receives ``backend_options``)."""
     if spec in SCRIPTED_AGENTS:
         return SCRIPTED_AGENTS[spec]()
     if ":" in spec:  # a model backend: openai:MODEL@URL, hf:PATH, tiny:NAME (heavy imports stay lazy)
         from reharness.models.registry import make_backend
 
-        return make_backend(spec)
+        return make_backend(spec, **backend_options)
     raise UnknownNameError(
         f"unknown agent {spec!r}",
         hint=did_you_mean(spec, list(SCRIPTED_AGENTS))

@@ -65,6 +65,13 @@ class Recipe(BaseModel):
         0.12, ge=0, lt=1, description="Share of solver turns replaced by perturbations."
     )
     thoughts: bool = Field(False, description="Demos write a 'Think:' state summary before each action.")
+    copy_warmup_steps: int = Field(
+        0, ge=0, description="Most steps of synthetic copy warm-up before the demos (0: none)."
+    )
+    copy_warmup_lr: float = Field(1e-3, gt=0)
+    copy_warmup_target: float | None = Field(
+        0.8, gt=0, le=1, description="Stop the warm-up once held-out copy accuracy reaches this."
+    )
     context_loss: bool = Field(
         False, description="Also train on non-assistant tokens (domain LM); perturbed turns never."
     )

@@ -144,11 +144,16 @@ def make_trainer(
     seed: int,
     output_dir: str | Path,
     progress: ProgressFn | None = None,
+    model: Any = None,
 ) -> Any:
-    """TRL ``SFTTrainer`` for a fresh model on pre-tokenised episodes (``input_ids``, ``assistant_masks``)."""
+    """TRL ``SFTTrainer`` on pre-tokenised episodes (``input_ids``, ``assistant_masks``).
+
+    ``model`` defaults to a fresh model from :func:`build_model`.
+    """
     from trl import SFTConfig, SFTTrainer
 
-    model = build_model(recipe, len(tokenizer), tokenizer, seed)
+    if model is None:
+        model = build_model(recipe, len(tokenizer), tokenizer, seed)
     args = SFTConfig(
         output_dir=str(output_dir),
         max_steps=recipe.steps,
@@ -203,14 +208,28 @@ def train_agent(
     import torch
     from transformers import GenerationConfig
 
+    from reharness.models.tiny.warmup import copy_warmup, vocabulary_ids
+
     if threads:
         torch.set_num_threads(threads)
     started = time.perf_counter()
     out = Path(out)
     tokenizer, dataset, data_stats = build_dataset(recipe, seed, progress)
+    model = build_model(recipe, len(tokenizer), tokenizer, seed)
+    params = sum(p.numel() for p in model.parameters())
+    warmup = None
+    if recipe.copy_warmup_steps:
+        warmup = copy_warmup(
+            model,
+            vocabulary_ids(tokenizer),
+            recipe.copy_warmup_steps,
+            recipe.copy_warmup_lr,
+            seed,
+            progress=progress,
+            target_accuracy=recipe.copy_warmup_target,
+        )
     with tempfile.TemporaryDirectory() as scratch:
-        trainer = make_trainer(recipe, dataset, tokenizer, seed, scratch, progress)
-        params = sum(p.numel() for p in trainer.model.parameters())
+        trainer = make_trainer(recipe, dataset, tokenizer, seed, scratch, progress, model=model)
         trainer.train()
         losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     model = trainer.model.eval()
@@ -241,6 +260,15 @@ def train_agent(
         "torch_threads": torch.get_num_threads(),
         "final_loss": losses[-1] if losses else None,
         "loss_curve": [round(v, 4) for v in losses],
+        "copy_warmup": None
+        if warmup is None
+        else {
+            "steps": warmup.steps,
+            "seconds": warmup.seconds,
+            "copy_accuracy": warmup.copy_accuracy,
+            "probes": warmup.probes,
+            "loss_curve": warmup.losses,
+        },
         "machine": platform.machine(),
     }
     (out / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")

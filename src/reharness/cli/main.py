@@ -7,6 +7,7 @@ from rich.table import Table
 
 from reharness.cli.agent_cmd import agent_app
 from reharness.cli.common import stdout
+from reharness.cli.packet_cmd import packet
 from reharness.cli.patch_cmd import patch_app
 from reharness.cli.run_cmd import run
 from reharness.cli.show_cmd import export, show
@@ -36,6 +37,7 @@ def envs() -> None:
 app.command()(run)
 app.command()(show)
 app.command()(export)
+app.command()(packet)
 app.add_typer(patch_app, name="patch")
 app.add_typer(agent_app, name="agent")
 

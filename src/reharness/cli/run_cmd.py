@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from reharness.cli.common import friendly_errors, stderr, stdout
 from reharness.envs.registry import resolve_env_name
+from reharness.failures.detectors import failure_codes
 from reharness.runtime.agents import make_agent
 from reharness.runtime.executor import BatchResult, RunSpec, run_batch
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
@@ -122,7 +123,14 @@ def run(
         async def go() -> BatchResult:
             try:
                 return await run_batch(
-                    spec, policy, Harness(config, overlays), out, overwrite, on_start, on_episode
+                    spec,
+                    policy,
+                    Harness(config, overlays),
+                    out,
+                    overwrite,
+                    on_start,
+                    on_episode,
+                    annotate=failure_codes,
                 )
             finally:
                 await policy.close()  # HTTP pools, model worker threads

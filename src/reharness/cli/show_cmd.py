@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import friendly_errors, stdout
+from reharness.failures.detectors import detect
 from reharness.store.parquet import export_parquet
 from reharness.store.run_store import open_run_dir
 
@@ -19,7 +20,8 @@ def show(
     run_dir: Annotated[Path, typer.Argument(help="A run directory (OUT/RUN_ID) written by `reharness run`.")],
     episodes: Annotated[int, typer.Option(help="Also list the first N episodes.")] = 0,
 ) -> None:
-    """Print a summary table of a run: success, score and steps by task type, terminations, flags."""
+    """Print a summary table of a run: success, score and steps by task type, terminations, flags and
+    failure codes (recomputed from the trajectories, so older runs show them too)."""
     store = open_run_dir(run_dir)
     meta = store.read_meta()
     eps = store.episodes()
@@ -53,9 +55,20 @@ def show(
     stdout.print(
         "step flags: " + (", ".join(f"{k}={v}" for k, v in sorted(flags.items())) or "none"), highlight=False
     )
+    codes = Counter(code for e in eps for code in detect(e))
+    failed = sum(not e.success for e in eps)
+    if codes:
+        code_table = Table(title=f"failure codes ({failed} failed episodes)")
+        for col in ("code", "episodes", "share of failed", "meaning"):
+            code_table.add_column(col, justify="right" if col in ("episodes", "share of failed") else "left")
+        for code in sorted(codes, key=lambda c: (-codes[c], c.value)):
+            code_table.add_row(code.value, str(codes[code]), f"{codes[code] / failed:.0%}", code.description)
+        stdout.print(code_table)
+    else:
+        stdout.print("failure codes: none", highlight=False)
     if episodes:
         listing = Table(title="episodes")
-        for col in ("#", "task", "type", "success", "score", "steps", "termination"):
+        for col in ("#", "task", "type", "success", "score", "steps", "termination", "failure codes"):
             listing.add_column(col)
         for e in eps[:episodes]:
             listing.add_row(
@@ -66,6 +79,7 @@ def show(
                 f"{e.score:.2f}",
                 str(e.num_steps),
                 e.termination,
+                ", ".join(c.value for c in detect(e)),
             )
         stdout.print(listing)
 

@@ -104,8 +104,15 @@ async def run_batch(
     overwrite: bool = False,
     on_start: Callable[[int, int], None] | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    *,
+    annotate: Callable[[EpisodeRecord], list[str]] | None = None,
 ) -> BatchResult:
-    """Run (or resume) a batch and return every finished episode."""
+    """Run (or resume) a batch and return every finished episode.
+
+    ``annotate(record)`` returns the episode's failure codes, stored in ``record.failure_codes`` before the
+    record is written (the CLI passes :func:`reharness.failures.failure_codes`; the detectors live in a
+    higher layer, so the runtime takes them as a parameter instead of importing them).
+    """
     env_name = resolve_env_name(spec.env).name
     kwargs = env_kwargs(spec, harness)
     first_env = make_env(env_name, **kwargs)
@@ -143,6 +150,8 @@ async def run_batch(
             record = await EpisodeRunner(env, agent, harness, run_id).run(task, derive_seed(spec.seed, i), i)
         finally:
             envs.put_nowait(env)
+        if annotate is not None:
+            record.failure_codes = list(annotate(record))
         store.append(record)
         results[i] = record
         if on_episode:

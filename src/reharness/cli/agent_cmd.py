@@ -70,7 +70,8 @@ def train(
                 if "loss" in metrics
                 else None
             )
-            bar.update(task, description=f"{env_name}-{size}: training", completed=step, total=total)
+            label = "copy warm-up" if phase == "copy-warmup" else "training"
+            bar.update(task, description=f"{env_name}-{size}: {label}", completed=step, total=total)
             if info:
                 bar.update(task, info=info)
 
@@ -82,7 +83,8 @@ def train(
             f"trained {env_name}-{size}: {result.params:,} parameters in {result.train_seconds:.0f}s"
         )
         stdout.print(f"  model directory: {result.path}")
-        stdout.print(f"  use it with: reharness run --env {env_name} --agent hf:{result.path}")
+        spec = f"tiny:{env_name}-{size}" if out is None else f"hf:{result.path}"
+        stdout.print(f"  use it with: reharness run --env {env_name} --agent {spec}")
 
 
 @agent_app.command("list")

@@ -1,0 +1,50 @@
+"""Harness engineers (layer ``engineer``): proposers that turn a failure packet into candidate patches.
+
+- :mod:`.base`: :class:`Engineer`, :class:`Proposal`, :func:`make_engineer` (specs ``operators``,
+  ``self-refine``, ``llm:BACKEND``);
+- :mod:`.operators`: the repair-operator library and :class:`OperatorEngineer` (the built-in teacher);
+- :mod:`.self_refine`: :class:`SelfRefineEngineer`, the fixed-rule Self-Refine baseline;
+- :mod:`.prompts` / :mod:`.llm`: the prompted engineer :class:`LLMEngineer` on any model backend.
+
+Importing this package loads only the interface; the implementations load on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from reharness.engineer.base import ENGINEER_SPECS, Engineer, Proposal, error_counts, make_engineer
+
+if TYPE_CHECKING:
+    from reharness.engineer.llm import LLMEngineer
+    from reharness.engineer.operators import OPERATORS, Operator, OperatorEngineer
+    from reharness.engineer.self_refine import SelfRefineEngineer
+
+_LAZY = {
+    "LLMEngineer": "llm",
+    "OPERATORS": "operators",
+    "Operator": "operators",
+    "OperatorEngineer": "operators",
+    "SelfRefineEngineer": "self_refine",
+}
+
+__all__ = [
+    "ENGINEER_SPECS",
+    "OPERATORS",
+    "Engineer",
+    "LLMEngineer",
+    "Operator",
+    "OperatorEngineer",
+    "Proposal",
+    "SelfRefineEngineer",
+    "error_counts",
+    "make_engineer",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reharness.engineer' has no attribute {name!r}")
+    return getattr(import_module(f"reharness.engineer.{module}"), name)

@@ -1,0 +1,106 @@
+"""``LLMEngineer``: a prompted harness engineer on any model backend (``llm:BACKEND_SPEC``).
+
+For a packet it builds the prompt once (:func:`reharness.engineer.prompts.build_messages`), then asks the
+backend ``n`` times — concurrently, each request with its own 31-bit seed derived from ``(seed, index)`` and
+the configured temperature / top-p (Harness-R1 samples at 0.7 / 0.95) — and turns every reply into a
+:class:`~reharness.engineer.base.Proposal`: parsed with the Harness-R1 reply parser, checked against the
+packet's environment and statically validated with the packet's leakage evidence. Failures are proposals
+with a stable ``error_code``: ``backend_error`` (the model call failed), the reply parser's format codes
+(``no_patch_tag``, ``unterminated_patch_tag``, ``unterminated_think``, ``invalid_json``, ``wrong_schema``,
+...), ``wrong_env``, or the static rule that failed (``forbidden_import``, ``leakage``, ...).
+
+The backend is built lazily from the spec (``openai:MODEL@URL``, ``tiny:NAME``, ``hf:PATH``) on first use,
+so constructing the engineer costs nothing; an already built :class:`~reharness.runtime.Agent` can be
+passed instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from reharness.core.hashing import derive_seed
+from reharness.core.types import ChatRequest, ChatResponse, SamplingParams
+from reharness.engineer.base import BACKEND_ERROR, Engineer, Proposal, finish_reply
+from reharness.engineer.prompts import build_messages
+
+if TYPE_CHECKING:
+    from reharness.failures.packets import FailurePacket
+    from reharness.runtime.agents import Agent
+
+
+class LLMEngineer(Engineer):
+    """The ``llm:BACKEND`` engineer (see the module docstring)."""
+
+    def __init__(
+        self,
+        backend_spec: str,
+        *,
+        temperature: float = 0.7,
+        top_p: float = 0.95,
+        max_tokens: int = 4096,
+        concurrency: int = 8,
+        backend: Agent | None = None,
+        **backend_options: Any,
+    ) -> None:
+        self.spec = backend_spec
+        self.name = f"llm:{backend_spec}"
+        self.sampling = SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+        self.concurrency = max(1, concurrency)
+        self.backend_options = backend_options
+        self._backend = backend
+        self._owned = backend is None
+
+    def backend(self) -> Agent:
+        """The model backend (built from the spec on first use)."""
+        if self._backend is None:
+            from reharness.models.registry import make_backend
+
+            self._backend = make_backend(self.spec, **self.backend_options)
+        return self._backend
+
+    def requests(self, packet: FailurePacket, n: int, seed: int = 0) -> list[ChatRequest]:
+        """The ``n`` chat requests of :meth:`propose` (same prompt, seeds derived from ``seed`` and index)."""
+        messages = build_messages(packet)
+        return [
+            ChatRequest(
+                messages=messages,
+                sampling=self.sampling,
+                seed=derive_seed("llm-engineer", seed, i) & 0x7FFF_FFFF,  # 31 bits survive every server
+                metadata={"engineer": self.name, "index": i},
+            )
+            for i in range(n)
+        ]
+
+    async def propose(self, packet: FailurePacket, n: int, seed: int = 0) -> list[Proposal]:
+        backend = self.backend()
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(i: int, request: ChatRequest) -> Proposal:
+            meta: dict[str, Any] = {
+                "engineer": self.name,
+                "index": i,
+                "seed": seed,
+                "request_seed": request.seed,
+                "temperature": self.sampling.temperature,
+                "top_p": self.sampling.top_p,
+            }
+            async with limit:
+                try:
+                    response = await backend.complete(request)
+                except Exception as exc:  # a backend that raises costs only this proposal
+                    response = ChatResponse(error=f"{type(exc).__name__}: {exc}"[:1000])
+            if response.completion_token_ids is not None:
+                meta["completion_tokens"] = len(response.completion_token_ids)
+            if response.error:
+                return Proposal(
+                    None, response.text, f"model call failed: {response.error}", BACKEND_ERROR, meta
+                )
+            return finish_reply(response.text, packet, meta)
+
+        return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(self.requests(packet, n, seed)))))
+
+    async def close(self) -> None:
+        if self._backend is not None and self._owned:
+            await self._backend.close()
+            self._backend = None

@@ -1,0 +1,25 @@
+"""The repair-operator library and the ``operators`` engineer (the built-in teacher).
+
+:data:`OPERATORS` lists every operator in a stable order; :func:`get_operator` looks one up by name,
+:func:`operators_for` lists those that apply to an environment; :func:`merge` builds one patch from several.
+:class:`OperatorEngineer` scores operators against a failure packet and samples proposals.
+"""
+
+from __future__ import annotations
+
+from reharness.engineer.operators.base import MAX_OPERATORS, Fragment, Operator, ParamSpace, fill, merge
+from reharness.engineer.operators.engineer import OperatorEngineer
+from reharness.engineer.operators.registry import OPERATORS, get_operator, operators_for
+
+__all__ = [
+    "MAX_OPERATORS",
+    "OPERATORS",
+    "Fragment",
+    "Operator",
+    "OperatorEngineer",
+    "ParamSpace",
+    "fill",
+    "get_operator",
+    "merge",
+    "operators_for",
+]

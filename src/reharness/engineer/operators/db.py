@@ -1,0 +1,152 @@
+"""DB operators: SQL errors → schema hints, empty results → matching hints, premature-answer guard.
+
+DBBench honours only blocks before an action and hints after feedback (REFERENCE.md §1), so these operators
+never rewrite SQL or force a commit. They read ``state`` (``last_error_kind``, ``error_streak``,
+``empty_streak``, ``sql_count``), ``discovered_columns``, ``sql_history`` and ``task`` (``target_table``,
+``answer_shape``); the optional ``on_init`` part reads the table's header line from the first observation
+(AgentBench's "the headers of this table are ..." sentence), which every task states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reharness.engineer.operators.base import Fragment, Operator, ParamSpace, fill
+
+HEADERS = """
+def remember_headers(ctx, nb):
+    text = str(ctx.get("observation") or "")
+    marker = "the headers of this table are "
+    if marker in text:
+        line = text.split(marker, 1)[1].split("\\n")[0].strip()
+        if line.endswith("."):
+            line = line[:-1]
+        nb["columns"] = [c.strip() for c in line.split(",") if c.strip()]
+    return None
+"""
+SCHEMA = """
+def sql_error_hint(ctx, nb):
+    state = ctx.get("state") or {}
+    kind = str(state.get("last_error_kind") or "none")
+    if kind == "none" or (state.get("error_streak") or 0) < <<streak>>:
+        return None
+    advice = {
+        "no_such_column": "A column name is wrong: use only the exact column names below.",
+        "no_such_table": "The table name is wrong: use exactly the table named below.",
+        "syntax_error": "The statement does not parse: write one statement on one line, quote text values "
+        "with single quotes and names with backticks.",
+    }
+    task = ctx.get("task") or {}
+    table = str(task.get("target_table") or "")
+    columns = [str(c) for c in (nb.get("columns") or ctx.get("discovered_columns") or [])]
+    message = "The last SQL statement failed (" + kind.replace("_", " ") + "). "
+    message += advice.get(kind, "Read the error message and fix the statement.")
+    if table:
+        message += " The table is `" + table + "`; quote it with backticks."
+    if columns:
+        message += " Known columns: " + ", ".join("`" + c + "`" for c in columns[:40]) + "."
+    else:
+        message += " Run SHOW COLUMNS FROM the table to see its columns."
+<<SIMPLIFY>>    return {"type": "inject_hint", "message": message[:900]}
+"""
+SCHEMA_SIMPLIFY = """    if (state.get("error_streak") or 0) >= 2:
+        message = "Several statements failed in a row; start again from a simple SELECT. " + message
+"""
+
+
+class SqlErrorHint(Operator):
+    name = "sql_error_hint"
+    summary = "After an SQL error, explain the error kind and list the table and its columns from ctx"
+    codes = ("sql_error", "tool_error")
+    envs = ("db",)
+    signals = ("sql_errors",)
+    priority = 40
+
+    def space(self, env: str) -> ParamSpace:
+        return {"streak": (1, 2), "headers": (True, False), "simplify": (True, False)}
+
+    def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
+        simplify = SCHEMA_SIMPLIFY if params["simplify"] else ""
+        code = fill(SCHEMA, {"SIMPLIFY": simplify}, streak=params["streak"])
+        out = {"after_feedback": Fragment("sql_error_hint", code)}
+        if params["headers"]:
+            out["on_init"] = Fragment("remember_headers", HEADERS)
+        return out
+
+
+EMPTY = """
+def empty_result_hint(ctx, nb):
+    state = ctx.get("state") or {}
+    if (state.get("empty_streak") or 0) < <<streak>>:
+        return None
+    message = "The query returned no rows, so its condition matches nothing. All columns hold text: compare "
+    message += "with quoted strings and check the exact spelling and case of the values"
+<<LIKE>>    message += ". Do not answer from an empty result unless the question really expects none."
+    return {"type": "inject_hint", "message": message}
+"""
+EMPTY_LIKE = """    message += " (see the stored values with SELECT DISTINCT on the column, or use LIKE)"
+"""
+
+
+class EmptyResultHint(Operator):
+    name = "empty_result_hint"
+    summary = "After a query returns no rows, suggest checking how values are stored before answering"
+    codes = ("wrong_answer", "no_progress")
+    envs = ("db",)
+    signals = ("empty_results",)
+    priority = 45
+
+    def space(self, env: str) -> ParamSpace:
+        return {"streak": (1, 2), "like": (True, False)}
+
+    def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
+        code = fill(EMPTY, {"LIKE": EMPTY_LIKE if params["like"] else ""}, streak=params["streak"])
+        return {"after_feedback": Fragment("empty_result_hint", code)}
+
+
+ANSWER = """
+def answer_guard(ctx, nb):
+    state = ctx.get("state") or {}
+    count = int(state.get("sql_count") or 0)
+    if count > nb.get("sql_seen", 0):
+        if str(state.get("last_error_kind") or "none") == "none":
+            nb["sql_ok"] = nb.get("sql_ok", 0) + 1
+        nb["sql_seen"] = count
+    action = ctx.get("action") or {}
+    text = str(action.get("text") or "").lower()
+    if "final answer" not in text or "action: operation" in text:
+        return None
+    problem = None
+    if nb.get("sql_ok", 0) < <<min_ok>>:
+        problem = "no SQL query has succeeded yet, so the answer cannot come from the table. Query it first."
+<<MUTATION>>    if problem is None:
+        return None
+    blocks = nb.get("answer_blocks", 0)
+    if blocks >= <<max_blocks>>:
+        return None
+    nb["answer_blocks"] = blocks + 1
+    return {"type": "block_and_prompt", "message": "Not answering yet: " + problem}
+"""
+ANSWER_MUTATION = """    task = ctx.get("task") or {}
+    changes = ("insert", "update", "delete")
+    history = [str(s).strip().lower() for s in (ctx.get("sql_history") or [])]
+    if task.get("answer_shape") == "mutation" and not any(s.startswith(changes) for s in history):
+        problem = "the task asks to change the table, but no INSERT, UPDATE or DELETE has run. Run it first."
+"""
+
+
+class AnswerGuard(Operator):
+    name = "answer_guard"
+    summary = "Block the final answer before any SQL query succeeded (or, for mutations, before any change)"
+    codes = ("premature_answer", "wrong_answer")
+    envs = ("db",)
+    priority = 10
+
+    def space(self, env: str) -> ParamSpace:
+        return {"min_ok": (1, 2), "mutation": (True, False), "max_blocks": (2, 1, 3)}
+
+    def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
+        mutation = ANSWER_MUTATION if params["mutation"] else ""
+        code = fill(ANSWER, {"MUTATION": mutation}, min_ok=params["min_ok"], max_blocks=params["max_blocks"])
+        return {"before_action": Fragment("answer_guard", code)}

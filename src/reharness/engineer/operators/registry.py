@@ -1,0 +1,46 @@
+"""The registry of repair operators: :data:`OPERATORS` in a stable order, lookup by name and by env."""
+
+from __future__ import annotations
+
+from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.engineer.operators.base import Operator
+from reharness.engineer.operators.common import (
+    FormatReminder,
+    GoalReminder,
+    InvalidActionHint,
+    LoopBreaker,
+    SnapToAdmissible,
+)
+from reharness.engineer.operators.db import AnswerGuard, EmptyResultHint, SqlErrorHint
+from reharness.engineer.operators.shop import PurchaseGuard, SearchDedupe, StallBreaker
+
+#: Every operator, in a stable order (the order used for ties and listings).
+OPERATORS: tuple[Operator, ...] = (
+    SnapToAdmissible(),
+    LoopBreaker(),
+    GoalReminder(),
+    InvalidActionHint(),
+    FormatReminder(),
+    PurchaseGuard(),
+    SearchDedupe(),
+    StallBreaker(),
+    SqlErrorHint(),
+    EmptyResultHint(),
+    AnswerGuard(),
+)
+_BY_NAME = {op.name: op for op in OPERATORS}
+
+
+def get_operator(name: str) -> Operator:
+    """The operator called ``name``."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise UnknownNameError(
+            f"unknown repair operator {name!r}", hint=did_you_mean(name, list(_BY_NAME))
+        ) from None
+
+
+def operators_for(env: str) -> list[Operator]:
+    """The operators that apply to ``env``, in :data:`OPERATORS` order."""
+    return [op for op in OPERATORS if op.applies_to(env)]

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from reharness.cli.agent_cmd import agent_app
 from reharness.cli.common import stdout
+from reharness.cli.improve_cmd import demo, improve
 from reharness.cli.packet_cmd import packet
 from reharness.cli.patch_cmd import patch_app
 from reharness.cli.run_cmd import run
@@ -38,6 +39,8 @@ app.command()(run)
 app.command()(show)
 app.command()(export)
 app.command()(packet)
+app.command()(improve)
+app.command()(demo)
 app.add_typer(patch_app, name="patch")
 app.add_typer(agent_app, name="agent")
 

@@ -157,7 +157,14 @@ async def run_batch(
         if on_episode:
             on_episode(record)
 
-    await asyncio.gather(*(one(i) for i in missing))
+    tasks = [asyncio.ensure_future(one(i)) for i in missing]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:  # a failing episode or a cancelled batch: stop the others before returning
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     for env in list(envs._queue):  # type: ignore[attr-defined]
         env.close()
     for overlay in harness.overlays:  # sandbox workers; they respawn lazily if the harness is reused

@@ -72,6 +72,7 @@ class Recipe(BaseModel):
     copy_warmup_target: float | None = Field(
         0.8, gt=0, le=1, description="Stop the warm-up once held-out copy accuracy reaches this."
     )
+    split_spaces: bool = Field(False, description="Spaces are their own tokens (copy-exact words).")
     context_loss: bool = Field(
         False, description="Also train on non-assistant tokens (domain LM); perturbed turns never."
     )

@@ -82,7 +82,7 @@ def build_dataset(
     demos, stats = render_demos(
         recipe.env, recipe.num_demos, seed=seed, perturb_prob=recipe.perturb_prob, thoughts=recipe.thoughts
     )
-    tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size)
+    tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size, recipe.split_spaces)
     columns: dict[str, list[list[int]]] = {"input_ids": [], "assistant_masks": []}
     lengths, supervised = [], 0
     for demo in demos:

@@ -1,0 +1,192 @@
+"""Frozen targets and cached baselines: what a patch is compared against, paid for once.
+
+A :class:`Target` is the frozen harness a batch runs under: a base :class:`HarnessConfig` plus the patches
+already accepted (stacked as overlays, in order). :meth:`Target.harness` builds *fresh* sandboxed overlays on
+every call, so concurrent runs never share (and never close) each other's sandbox workers.
+
+:func:`get_baseline` runs a target on a batch once and caches it in the run store under
+``OUT/baselines/<key>/<run_id>/``, where ``key`` hashes (target policy id, harness id, the batch's task
+identities and episode seeds). The identities are computed from the run spec before anything runs
+(:func:`planned_episodes`), so a second call with the same key loads the stored episodes instead of rerunning
+them (an interrupted baseline resumes). Baselines are never shared across targets: a different policy id or
+harness gives a different key.
+
+Every measured run (baseline or patched) writes ``cost.json`` next to its episodes — model calls made and
+saved, tokens, seconds — accumulated over invocations, so a run loaded from the cache reports what it cost
+to produce.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from reharness.core.hashing import derive_seed, stable_hash
+from reharness.envs.base import task_identity
+from reharness.envs.registry import make_env, resolve_env_name
+from reharness.patches.model import Patch
+from reharness.runtime.agents import Agent
+from reharness.runtime.executor import BatchResult, RunSpec, env_kwargs, run_batch, select_tasks
+from reharness.runtime.harness import Harness, HarnessConfig
+from reharness.store.records import EpisodeRecord
+
+COST_FILE = "cost.json"
+EpisodeCallback = Callable[[EpisodeRecord], None]
+
+
+class RunCost(BaseModel):
+    """What a run cost: episodes run, model calls made and saved by prefix reuse, tokens, seconds."""
+
+    episodes: int = 0
+    model_calls: int = 0
+    reused_calls: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+
+    def __add__(self, other: RunCost) -> RunCost:
+        def tokens(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return RunCost(
+            episodes=self.episodes + other.episodes,
+            model_calls=self.model_calls + other.model_calls,
+            reused_calls=self.reused_calls + other.reused_calls,
+            prompt_tokens=tokens(self.prompt_tokens, other.prompt_tokens),
+            completion_tokens=tokens(self.completion_tokens, other.completion_tokens),
+            seconds=self.seconds + other.seconds,
+        )
+
+
+@dataclass(frozen=True)
+class Target:
+    """The frozen harness of a target: base config plus accepted patches, stacked in order."""
+
+    config: HarnessConfig
+    patches: tuple[Patch, ...] = ()
+
+    def harness(self, extra: Sequence[Patch] = (), max_workers: int = 4, limits: Any = None) -> Harness:
+        """A harness with fresh sandboxed overlays for ``patches`` then ``extra``."""
+        from reharness.patches.overlay import PatchOverlay
+
+        overlays = [PatchOverlay(p, limits, max_workers=max_workers) for p in (*self.patches, *extra)]
+        return Harness(self.config, overlays)
+
+    def with_patch(self, patch: Patch) -> Target:
+        return Target(self.config, (*self.patches, patch))
+
+    @property
+    def identity(self) -> str:
+        return self.harness().identity  # overlays start no worker until first called
+
+
+def planned_episodes(spec: RunSpec, config: HarnessConfig) -> list[tuple[str, int]]:
+    """(task identity, episode seed) of every episode ``spec`` will run, in episode order, without running."""
+    harness = Harness(config)
+    env = make_env(resolve_env_name(spec.env).name, **env_kwargs(spec, harness))
+    try:
+        out = []
+        for i, index in enumerate(select_tasks(env, spec)):
+            seed = derive_seed(spec.seed, i)
+            out.append((task_identity(env.env_id, env.version, env.get_task(index), seed), seed))
+        return out
+    finally:
+        env.close()
+
+
+def baseline_key(policy_id: str, harness_id: str, episodes: Sequence[tuple[str, int]]) -> str:
+    """Cache key of a baseline: (target policy, harness, task identities and seeds)."""
+    return stable_hash({"policy": policy_id, "harness": harness_id, "episodes": [list(e) for e in episodes]})
+
+
+async def run_measured(
+    spec: RunSpec,
+    agent: Agent,
+    harness: Harness,
+    out_dir: str | Path,
+    *,
+    replay: Sequence[EpisodeRecord] | None = None,
+    on_episode: EpisodeCallback | None = None,
+) -> tuple[BatchResult, RunCost, bool]:
+    """Run (or load) a batch through a call-counting (and, with ``replay``, prefix-reusing) agent.
+
+    Returns the batch, its accumulated cost and whether every episode was already stored (a cache hit).
+    """
+    from reharness.engineer.prefix import PrefixReuseAgent
+    from reharness.failures.detectors import failure_codes
+
+    wrapped = PrefixReuseAgent(agent, replay)
+    state = {"finished": 0, "total": -1}
+
+    def on_start(total: int, finished: int) -> None:
+        state["finished"], state["total"] = finished, total
+
+    started = time.perf_counter()
+    try:
+        result = await run_batch(
+            spec, wrapped, harness, out_dir, False, on_start, on_episode, annotate=failure_codes
+        )
+    finally:
+        for overlay in harness.overlays:  # also on cancellation (a timed-out candidate)
+            await overlay.close()
+    stats = wrapped.stats
+    cost_path = Path(result.out) / COST_FILE
+    previous = RunCost.model_validate_json(cost_path.read_text("utf-8")) if cost_path.exists() else RunCost()
+    cached = state["finished"] == state["total"]
+    if cached and cost_path.exists():
+        return result, previous, True
+    now = RunCost(
+        episodes=len(result.episodes) - state["finished"],
+        model_calls=stats.model_calls,
+        reused_calls=stats.reused_calls,
+        prompt_tokens=stats.prompt_tokens,
+        completion_tokens=stats.completion_tokens,
+        seconds=time.perf_counter() - started,
+    )
+    total = previous + now
+    cost_path.write_text(json.dumps(total.model_dump(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return result, total, cached
+
+
+@dataclass
+class Baseline:
+    """A target's recorded batch: the spec that chose it, the target, the episodes and their cost."""
+
+    spec: RunSpec
+    target: Target
+    result: BatchResult
+    key: str
+    cost: RunCost = field(default_factory=RunCost)
+    cached: bool = False
+
+    @property
+    def episodes(self) -> list[EpisodeRecord]:
+        return self.result.episodes
+
+    @property
+    def planned(self) -> list[tuple[str, int]]:
+        return [(e.task_identity, e.seed) for e in self.episodes]
+
+
+async def get_baseline(
+    spec: RunSpec,
+    agent: Agent,
+    target: Target,
+    out_dir: str | Path,
+    *,
+    on_episode: EpisodeCallback | None = None,
+    max_workers: int = 4,
+) -> Baseline:
+    """The baseline of ``target`` on ``spec``'s batch: loaded from ``OUT/baselines/<key>`` or run once."""
+    harness = target.harness(max_workers=max_workers)
+    key = baseline_key(agent.policy_id, harness.identity, planned_episodes(spec, target.config))
+    result, cost, cached = await run_measured(
+        spec, agent, harness, Path(out_dir) / "baselines" / key, on_episode=on_episode
+    )
+    return Baseline(spec=spec, target=target, result=result, key=key, cost=cost, cached=cached)

@@ -1,0 +1,403 @@
+"""The Harness-R1 loop at inference time: ``reharness improve``.
+
+One round: run the frozen target on a batch of ``train`` tasks (cached baseline, :mod:`.baseline`) → failure
+packet (:func:`reharness.failures.extract_packet`) → ``k`` proposals from the engineer → static validation →
+paired rerun of every candidate on the same tasks and seeds, concurrently (:mod:`.paired`) → accept the best
+candidate whose Δ_B > 0 and whose broken-task count ≤ ``max_regressions`` (ties: fewer broken, more rescued,
+lower index). After the last round the accepted harness is compared with the unpatched one on the held-out
+split (``eval_split``, ``eval_n`` tasks, paired, with bootstrap intervals).
+
+**Rounds.** Round 1 uses batch seed ``seed``; round ``r > 1`` draws a new batch of train tasks (seed derived
+from ``seed`` and ``r``) and starts from the previous accepted harness: its baseline already runs the accepted
+patches, and a newly accepted patch is stacked after them as one more overlay (hooks of stacked overlays
+combine as :mod:`reharness.runtime.overlay` documents). A round that accepts nothing leaves the harness as it
+was. Harness-R1 itself uses one fresh overlay per packet (R = 1).
+
+**Outputs** (``--out DIR``): ``patch.json`` (the accepted patch; with several accepted rounds the last one,
+and ``result.json["stack"]`` lists all of them in order — apply them with repeated ``reharness run --patch``),
+``patches/round-R.json``, ``candidates.json`` / ``candidates.csv``, ``report.md``, ``result.json``,
+``round-R/packet.json`` and ``round-R/proposals.jsonl`` (raw replies kept for training), ``runs/`` (every
+baseline and patched run; rerunning the same command loads them) and ``timings.json`` (wall-clock seconds,
+the only non-deterministic file).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reharness.core.errors import ConfigError, ReharnessError
+from reharness.core.hashing import derive_seed
+from reharness.engineer.baseline import Baseline, Target, get_baseline
+from reharness.engineer.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
+from reharness.envs.registry import make_env, resolve_env_name
+from reharness.patches.model import Patch
+from reharness.runtime.agents import Agent, make_agent
+from reharness.runtime.executor import RunSpec, env_kwargs
+from reharness.runtime.harness import Harness, HarnessConfig, base_harness_config
+from reharness.store.records import EpisodeRecord
+
+if TYPE_CHECKING:
+    from reharness.engineer.base import Engineer, Proposal
+
+
+class ImproveConfig(BaseModel):
+    """Options of ``reharness improve`` (validated; errors become :class:`ConfigError`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env: str
+    agent: str
+    engineer: str
+    batch_size: int = Field(20, gt=0)
+    k: int = Field(4, gt=0, le=64)
+    rounds: int = Field(1, gt=0, le=100)
+    max_regressions: int = Field(1, ge=0)
+    eval_split: str = "test"
+    eval_n: int = Field(200, gt=0)
+    seed: int = 0
+    out: str = "improve"
+    max_steps: int | None = Field(None, gt=0)
+    concurrency: int = Field(8, gt=0, le=256)
+    candidate_timeout_s: float | None = Field(1800.0, gt=0)
+    prefix_reuse: bool = True
+
+    @classmethod
+    def build(cls, **values: Any) -> ImproveConfig:
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness improve --help`") from None
+
+
+class CandidateRow(BaseModel):
+    """One row of the candidate table."""
+
+    round: int
+    id: str
+    valid: bool
+    status: str
+    reason: str | None = None
+    patch_id: str | None = None
+    description: str = ""
+    delta: float = 0.0
+    success_delta: float = 0.0
+    rescued: int = 0
+    broken: int = 0
+    rescued_ids: list[str] = Field(default_factory=list)
+    broken_ids: list[str] = Field(default_factory=list)
+    ci_low: float = 0.0
+    ci_high: float = 0.0
+    effect_steps: int = 0
+    hook_errors: int = 0
+    model_calls: int = 0
+    reused_calls: int = 0
+    accepted: bool = False
+
+
+class RoundSummary(BaseModel):
+    round: int
+    batch_seed: int
+    batch_size: int
+    baseline_success: float
+    baseline_score: float
+    failures: int
+    proposals: int
+    valid_proposals: int
+    accepted: str | None = None
+    baseline_model_calls: int = 0
+
+
+class ImproveResult(BaseModel):
+    config: ImproveConfig
+    rounds: list[RoundSummary] = Field(default_factory=list)
+    candidates: list[CandidateRow] = Field(default_factory=list)
+    stack: list[str] = Field(default_factory=list, description="Accepted patch files, in overlay order.")
+    patch_path: str | None = None
+    heldout: PairedResult | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return bool(self.stack)
+
+    def contract(self) -> dict[str, Any]:
+        """The ``--json`` output (exact keys; held-out delta and interval are of the success rate)."""
+        heldout = None
+        if self.heldout is not None:
+            h = self.heldout
+            heldout = {
+                "baseline_success": h.baseline_success,
+                "patched_success": h.patched_success,
+                "delta": h.success_delta,
+                "ci_low": h.success_ci_low,
+                "ci_high": h.success_ci_high,
+                "n": h.n,
+            }
+        return {
+            "accepted": self.accepted,
+            "patch_path": self.patch_path,
+            "candidates": [
+                {"id": c.id, "valid": c.valid, "delta": c.delta, "rescued": c.rescued, "broken": c.broken}
+                for c in self.candidates
+            ],
+            "heldout": heldout,
+        }
+
+
+class Events:
+    """Progress callbacks (the CLI draws them on stderr); the defaults do nothing."""
+
+    def stage(self, text: str) -> None:
+        """A step of the loop starts."""
+
+    def batch(self, label: str, total: int) -> Callable[[EpisodeRecord], None]:
+        """A batch of ``total`` episodes starts; the returned callback is called per finished episode."""
+        return lambda record: None
+
+    def batch_done(self, label: str) -> None:
+        """A batch finished (or was loaded from the cache)."""
+
+
+def select_best(results: list[PairedResult], max_regressions: int) -> PairedResult | None:
+    """The accepted candidate: Δ_B > 0 and ≤ ``max_regressions`` broken tasks, best Δ_B (ties: fewer broken,
+    more rescued, earlier candidate)."""
+    eligible = [
+        (i, r) for i, r in enumerate(results) if r.valid and r.delta > 0 and len(r.broken) <= max_regressions
+    ]
+    if not eligible:
+        return None
+    return min(eligible, key=lambda x: (-x[1].delta, len(x[1].broken), -len(x[1].rescued), x[0]))[1]
+
+
+def round_seed(seed: int, round_index: int) -> int:
+    return seed if round_index == 1 else derive_seed(seed, "improve-round", round_index) % 2**31
+
+
+def _row(round_index: int, proposal: Proposal, result: PairedResult, accepted: bool) -> CandidateRow:
+    patch = proposal.patch
+    return CandidateRow(
+        round=round_index,
+        id=result.candidate_id,
+        valid=result.valid,
+        status=result.status,
+        reason=result.reason,
+        patch_id=patch.identity if patch is not None else None,
+        description=patch.description if patch is not None else "",
+        delta=result.delta,
+        success_delta=result.success_delta,
+        rescued=len(result.rescued),
+        broken=len(result.broken),
+        rescued_ids=result.rescued,
+        broken_ids=result.broken,
+        ci_low=result.ci_low,
+        ci_high=result.ci_high,
+        effect_steps=result.effect_steps,
+        hook_errors=result.hook_errors,
+        model_calls=result.cost.model_calls,
+        reused_calls=result.cost.reused_calls,
+        accepted=accepted,
+    )
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+class _Loop:
+    """State of one ``improve`` invocation (kept small: see :func:`improve`)."""
+
+    agent: Agent
+    engineer: Engineer
+
+    def __init__(self, config: ImproveConfig, events: Events) -> None:
+        self.config, self.events = config, events
+        self.env = resolve_env_name(config.env).name
+        base = base_harness_config(self.env)
+        if config.max_steps is not None:
+            base = base.model_copy(update={"step_limit": config.max_steps})
+        self.base: HarnessConfig = base
+        self.out = Path(config.out)
+        self.runs = self.out / "runs"
+        self.result = ImproveResult(config=config)
+        self.timings: dict[str, float] = {}
+
+    def spec(self, split: str, n: int, seed: int) -> RunSpec:
+        c = self.config
+        return RunSpec(env=self.env, agent=c.agent, split=split, n=n, seed=seed, concurrency=c.concurrency)
+
+    def check_arguments(self) -> None:
+        """Fail fast (before any episode) on splits or sizes the environment cannot serve."""
+        c = self.config
+        for split, n, flag in (("train", c.batch_size, "--batch-size"), (c.eval_split, c.eval_n, "--eval-n")):
+            where = f"--eval-split {split}" if flag == "--eval-n" else "the train split"
+            try:
+                env = make_env(self.env, **env_kwargs(self.spec(split, n, c.seed), Harness(self.base)))
+            except ReharnessError as exc:
+                raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
+            total = env.num_tasks()
+            env.close()
+            if n > total:
+                raise ConfigError(
+                    f"{flag} {n} exceeds the {total} tasks of {where}", hint=f"pass {flag} {total} or fewer"
+                )
+
+    async def baseline(self, spec: RunSpec, target: Target, label: str) -> Baseline:
+        callback = self.events.batch(label, spec.n or 0)
+        found = await get_baseline(spec, self.agent, target, self.runs, on_episode=callback)
+        self.events.batch_done(label)
+        self.timings[label] = round(found.cost.seconds, 3)
+        return found
+
+    async def round(self, r: int, target: Target) -> Target:
+        from reharness.failures.packets import extract_packet
+        from reharness.store.run_store import RunStore
+
+        c = self.config
+        seed = round_seed(c.seed, r)
+        self.events.stage(f"round {r}: baseline on {c.batch_size} train tasks")
+        base = await self.baseline(self.spec("train", c.batch_size, seed), target, f"r{r} baseline")
+        packet = extract_packet(base.episodes, run_meta=RunStore(base.result.out).read_meta())
+        round_dir = self.out / f"round-{r}"
+        round_dir.mkdir(parents=True, exist_ok=True)
+        (round_dir / "packet.json").write_text(packet.to_json() + "\n", encoding="utf-8")
+        summary = RoundSummary(
+            round=r,
+            batch_seed=seed,
+            batch_size=len(base.episodes),
+            baseline_success=round(base.result.success_rate, 6),
+            baseline_score=round(base.result.mean_score, 6),
+            failures=packet.header.failures_found,
+            proposals=0,
+            valid_proposals=0,
+            baseline_model_calls=base.cost.model_calls,
+        )
+        self.result.rounds.append(summary)
+        if packet.header.failures_found == 0:
+            self.events.stage(f"round {r}: no failures in the batch; nothing to repair")
+            return target
+        self.events.stage(f"round {r}: {c.k} proposals from {c.engineer}")
+        proposals = await self.engineer.propose(packet, c.k, seed=derive_seed(c.seed, "engineer", r) % 2**31)
+        lines = [json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) for p in proposals]
+        (round_dir / "proposals.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        summary.proposals, summary.valid_proposals = len(proposals), sum(p.valid for p in proposals)
+        candidates = [
+            Candidate(f"r{r}-c{i}", p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
+            for i, p in enumerate(proposals)
+        ]
+        self.events.stage(f"round {r}: paired reruns of {len(candidates)} candidates")
+        bars = {cand.id: self.events.batch(cand.id, len(base.episodes)) for cand in candidates if cand.patch}
+        results = await evaluate_candidates(
+            candidates,
+            base,
+            self.agent,
+            self.runs,
+            timeout_s=c.candidate_timeout_s,
+            evidence=packet.leakage_evidence(),
+            prefix_reuse=c.prefix_reuse,
+            on_episode=lambda cid, record: bars[cid](record),
+        )
+        for cid in bars:
+            self.events.batch_done(cid)
+        best = select_best(results, c.max_regressions)
+        for proposal, res in zip(proposals, results, strict=True):
+            self.result.candidates.append(_row(r, proposal, res, res is best))
+            self.timings[res.candidate_id] = round(res.cost.seconds, 3)
+        if best is None:
+            self.events.stage(f"round {r}: no candidate improved the batch within the regression limit")
+            return target
+        accepted = next(p.patch for p, res in zip(proposals, results, strict=True) if res is best)
+        assert accepted is not None
+        summary.accepted = best.candidate_id
+        path = self.out / "patches" / f"round-{r}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        accepted.with_metadata(improve={"round": r, "candidate": best.candidate_id}).dump(path)
+        self.result.stack.append(str(path))
+        self.events.stage(f"round {r}: accepted {best.candidate_id} (Δ_B {best.delta:+.3f})")
+        return target.with_patch(accepted)
+
+    async def heldout(self, patches: tuple[Patch, ...]) -> PairedResult:
+        c = self.config
+        self.events.stage(f"held-out: {c.eval_n} {c.eval_split} tasks, unpatched vs accepted")
+        base = await self.baseline(
+            self.spec(c.eval_split, c.eval_n, c.seed), Target(self.base), "heldout base"
+        )
+        callback = self.events.batch("heldout patched", len(base.episodes))
+        result = await evaluate_patch(
+            list(patches),
+            base,
+            self.agent,
+            self.runs,
+            candidate_id="heldout",
+            prefix_reuse=c.prefix_reuse,
+            ci_seed=c.seed,
+            on_episode=callback,
+        )
+        self.events.batch_done("heldout patched")
+        self.timings["heldout patched"] = round(result.cost.seconds, 3)
+        return result
+
+    def write(self) -> None:
+        from reharness.engineer.report import candidates_csv, render_report
+
+        res, out = self.result, self.out
+        if res.stack:
+            final = Path(res.stack[-1])
+            (out / "patch.json").write_text(final.read_text(encoding="utf-8"), encoding="utf-8")
+            res.patch_path = str(out / "patch.json")
+        else:  # a patch.json left by an earlier invocation in the same --out must not look accepted
+            (out / "patch.json").unlink(missing_ok=True)
+        rows = [row.model_dump(mode="json") for row in res.candidates]
+        _write_json(out / "candidates.json", rows)
+        (out / "candidates.csv").write_text(candidates_csv(res.candidates), encoding="utf-8")
+        _write_json(out / "result.json", res.model_dump(mode="json", exclude=_SECONDS))
+        (out / "report.md").write_text(render_report(res), encoding="utf-8")
+        _write_json(out / "timings.json", self.timings)
+
+
+_SECONDS: Any = {"heldout": {"cost": {"seconds"}}}
+
+
+async def improve(
+    config: ImproveConfig,
+    *,
+    agent: Agent | None = None,
+    engineer: Engineer | None = None,
+    events: Events | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> ImproveResult:
+    """Run ``config.rounds`` rounds of propose → paired rerun → accept, then the held-out comparison.
+
+    ``agent`` / ``engineer`` override the specs in ``config`` (the caller then owns and closes them).
+    """
+    from reharness.engineer.base import make_engineer
+
+    loop = _Loop(config, events or Events())
+    loop.check_arguments()  # bad splits and sizes fail before any model or engineer is loaded
+    own_agent, own_engineer = agent is None, engineer is None
+    loop.engineer = engineer if engineer is not None else make_engineer(config.engineer)
+    try:
+        loop.agent = agent if agent is not None else make_agent(config.agent, notify=notify)
+    except BaseException:
+        if own_engineer:
+            await loop.engineer.close()
+        raise
+    try:
+        target = Target(loop.base)
+        for r in range(1, config.rounds + 1):
+            target = await loop.round(r, target)
+        if target.patches:
+            loop.result.heldout = await loop.heldout(target.patches)
+        loop.write()
+        return loop.result
+    finally:
+        if own_agent:
+            await loop.agent.close()
+        if own_engineer:
+            await loop.engineer.close()

@@ -1,0 +1,131 @@
+"""Prefix reuse: replay a baseline's recorded model outputs until a patched episode diverges.
+
+A patched episode runs the same task with the same seeds as its baseline, so it is identical to the baseline
+until the first step where a hook returns an effect. Until then the policy would be asked exactly the same
+request, and a reproducible policy (per-request seeds, see :mod:`reharness.models.hf_backend`) would give
+exactly the same reply — so :class:`PrefixReuseAgent` returns the recorded reply (text, tool calls, completion
+token ids and log-probabilities) instead of calling the model. The environment is still stepped and the hooks
+still run; only model calls are saved.
+
+**When a request counts as "the same".** The runtime records, for every policy step, a digest of the
+messages it sent (``StepRecord.context_digest`` = ``stable_hash`` of the messages' JSON, computed in
+:mod:`reharness.runtime.episode`); :func:`context_digest` computes the same for a live request. A request
+matches when its seed is the baseline's seed for that episode and step (``derive_seed(episode seed, step)``,
+which also pins the step index) *and* its digest equals the recorded one. From the first request of an
+episode that does not match, the real agent answers every remaining request of that episode.
+
+Assumption (documented, and tested with a context-deterministic agent): the policy's reply is a function of
+the request (messages and seed). Outputs recorded as policy errors are never replayed (an error may be
+transient); prompt token ids are not recorded, so replayed replies carry none.
+
+:class:`CallStats` counts real calls, replayed calls and tokens; a :class:`PrefixReuseAgent` without a
+baseline is a plain call counter (used for baselines, so their cost is measured the same way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from reharness.core.hashing import derive_seed, stable_hash
+from reharness.core.types import ChatRequest, ChatResponse, Message
+from reharness.runtime.agents import Agent
+from reharness.store.records import EpisodeRecord, PolicyOutput
+
+
+def context_digest(messages: Iterable[Message]) -> str:
+    """The digest the runtime stores as ``StepRecord.context_digest`` for these messages."""
+    return stable_hash([m.model_dump(mode="json") for m in messages])
+
+
+@dataclass
+class CallStats:
+    """Model calls made and saved, and the tokens of the calls made (``None`` while never reported)."""
+
+    model_calls: int = 0
+    reused_calls: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def record(self, response: ChatResponse) -> None:
+        self.model_calls += 1
+        if response.prompt_token_ids is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + len(response.prompt_token_ids)
+        if response.completion_token_ids is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + len(response.completion_token_ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+ReplayKey = tuple[int, str]
+
+
+def replay_table(baseline: Iterable[EpisodeRecord]) -> dict[ReplayKey, PolicyOutput]:
+    """Recorded outputs keyed by (request seed, context digest) — one entry per replayable policy step."""
+    table: dict[ReplayKey, PolicyOutput] = {}
+    for episode in baseline:
+        for step in episode.steps:
+            output = step.output
+            if step.source != "policy" or step.context_digest is None or output is None or output.error:
+                continue
+            table[(derive_seed(episode.seed, step.index), step.context_digest)] = output
+    return table
+
+
+def _response(output: PolicyOutput) -> ChatResponse:
+    ids, logprobs = output.completion_token_ids, output.logprobs
+    return ChatResponse(
+        text=output.text,
+        tool_calls=tuple(output.tool_calls),
+        completion_token_ids=None if ids is None else tuple(ids),
+        logprobs=None if logprobs is None else tuple(logprobs),
+    )
+
+
+class _EpisodeReplay(Agent):
+    """The per-episode policy: replays while requests match, then calls the real episode policy."""
+
+    def __init__(self, inner: Agent, table: dict[ReplayKey, PolicyOutput], stats: CallStats) -> None:
+        self.inner = inner
+        self.table = table
+        self.stats = stats
+        self.policy_id = inner.policy_id
+        self.diverged = not table
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        if not self.diverged:
+            output = self.table.get((request.seed, context_digest(request.messages)))
+            if output is not None:
+                self.stats.reused_calls += 1
+                return _response(output)
+            self.diverged = True  # first mismatch: the rest of the episode is new
+        response = await self.inner.complete(request)
+        self.stats.record(response)
+        return response
+
+
+class PrefixReuseAgent(Agent):
+    """Wrap ``agent``: replay ``baseline``'s outputs for the unchanged prefix of each episode; count calls.
+
+    With ``baseline=None`` (or empty) nothing is replayed and the wrapper only counts calls and tokens. The
+    wrapper does not own ``agent``: :meth:`close` leaves it open.
+    """
+
+    def __init__(
+        self, agent: Agent, baseline: Iterable[EpisodeRecord] | None = None, stats: CallStats | None = None
+    ) -> None:
+        self.agent = agent
+        self.policy_id = agent.policy_id
+        self.table = replay_table(baseline) if baseline is not None else {}
+        self.stats = stats if stats is not None else CallStats()
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        return _EpisodeReplay(self.agent.start_episode(env, protocol), self.table, self.stats)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Outside an episode there is no prefix to reuse: call the agent (and count the call)."""
+        response = await self.agent.complete(request)
+        self.stats.record(response)
+        return response

@@ -1,0 +1,160 @@
+"""``reharness improve``: the whole loop on real household episodes, its files, its JSON contract and errors.
+
+The target is the clumsy household expert from ``test_paired`` (registered as the scripted agent ``clumsy``
+for the CLI tests); the engineer is either a fixed list of proposals or the built-in ``operators``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_paired import SNAP, ClumsySolver, hook_patch
+from typer.testing import CliRunner
+
+from reharness.cli.main import app
+from reharness.engineer.base import Engineer, Proposal
+from reharness.engineer.improve import ImproveConfig, improve
+from reharness.failures.packets import FailurePacket
+from reharness.patches import Patch
+from reharness.runtime.agents import SCRIPTED_AGENTS
+from reharness.store.run_store import RunStore
+
+HARMFUL = hook_patch(
+    "before_action", "    if ctx['step'] >= 1:\n        return {'type': 'force_action', 'action': 'look'}\n"
+)
+SILENT = hook_patch("after_feedback", "    return None\n")
+CONTRACT_KEYS = {"accepted", "patch_path", "candidates", "heldout"}
+HELDOUT_KEYS = {"baseline_success", "patched_success", "delta", "ci_low", "ci_high", "n"}
+
+
+class FixedEngineer(Engineer):
+    """Proposes the given patches in order (``None``: a reply without a patch), whatever the packet."""
+
+    name = "fixed"
+
+    def __init__(self, patches: list[Patch | None]) -> None:
+        self.patches = patches
+        self.packets: list[FailurePacket] = []
+
+    async def propose(self, packet: FailurePacket, n: int, seed: int = 0) -> list[Proposal]:
+        self.packets.append(packet)
+        picks = [self.patches[i % len(self.patches)] for i in range(n)]
+        return [
+            Proposal(p, f"reply {i}", None if p else "no <patch> block", None if p else "no_patch", {"i": i})
+            for i, p in enumerate(picks)
+        ]
+
+
+def config(out: Path, **overrides: object) -> ImproveConfig:
+    values: dict[str, object] = dict(
+        env="household", agent="clumsy", engineer="fixed", batch_size=8, k=4, eval_n=12, max_steps=12
+    )
+    return ImproveConfig.build(**(values | overrides | {"out": str(out)}))
+
+
+async def test_improve_accepts_the_best_candidate_and_writes_its_outputs(tmp_path: Path) -> None:
+    engineer = FixedEngineer([None, SILENT, HARMFUL, SNAP])
+    calls = [0]
+    result = await improve(config(tmp_path), agent=ClumsySolver(calls=calls), engineer=engineer)
+    contract = result.contract()
+    assert set(contract) == CONTRACT_KEYS and contract["accepted"] is True
+    rows = {c["id"]: c for c in contract["candidates"]}
+    assert list(rows) == ["r1-c0", "r1-c1", "r1-c2", "r1-c3"]
+    assert all(set(c) == {"id", "valid", "delta", "rescued", "broken"} for c in rows.values())
+    assert not rows["r1-c0"]["valid"] and not rows["r1-c1"]["valid"]  # no patch; degenerate
+    assert rows["r1-c2"]["valid"] and rows["r1-c2"]["delta"] < 0 and rows["r1-c2"]["broken"] > 1
+    assert rows["r1-c3"]["delta"] > 0 and rows["r1-c3"]["broken"] == 0
+    assert [c.id for c in result.candidates if c.accepted] == ["r1-c3"]
+    heldout = contract["heldout"]
+    assert set(heldout) == HELDOUT_KEYS and heldout["n"] == 12
+    assert (
+        heldout["patched_success"] > heldout["baseline_success"] and 0 < heldout["ci_low"] <= heldout["delta"]
+    )
+    assert Patch.from_dict(json.loads(Path(contract["patch_path"]).read_text())).identity == SNAP.identity
+    packet = engineer.packets[0]
+    assert packet.header.benchmark == "household" and packet.header.failures_found == 8 - round(
+        8 * result.rounds[0].baseline_success
+    )
+    table = json.loads((tmp_path / "candidates.json").read_text())
+    assert [r["status"] for r in table] == ["invalid", "degenerate", "ok", "ok"]
+    csv_lines = (tmp_path / "candidates.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("round,id,valid,status") and len(csv_lines) == 5
+    report = (tmp_path / "report.md").read_text()
+    assert "| r1-c3 ✔ | ok |" in report and "## Held-out evaluation" in report
+    assert len((tmp_path / "round-1" / "proposals.jsonl").read_text().splitlines()) == 4
+    files = ["candidates.json", "candidates.csv", "report.md", "result.json", "patch.json"]
+    before = {name: (tmp_path / name).read_bytes() for name in files}
+    used = calls[0]
+    await improve(config(tmp_path), agent=ClumsySolver(calls=calls), engineer=engineer)
+    assert calls[0] == used  # every baseline and patched run was loaded from the store
+    assert {name: (tmp_path / name).read_bytes() for name in files} == before
+
+
+async def test_rounds_start_from_the_accepted_harness_on_new_tasks(tmp_path: Path) -> None:
+    result = await improve(
+        config(tmp_path, rounds=2, k=1), agent=ClumsySolver(), engineer=FixedEngineer([SNAP])
+    )
+    first, second = result.rounds
+    assert first.accepted == "r1-c0" and second.accepted is None and len(result.stack) == 1
+    assert first.batch_seed != second.batch_seed
+    assert second.baseline_success == 1.0 and second.failures == 0 == second.proposals  # the fix is installed
+    assert [c.id for c in result.candidates] == ["r1-c0"]
+    runs = sorted((tmp_path / "runs" / "baselines").glob("*/*/run.json"))
+    metas = [RunStore(p.parent).read_meta() for p in runs]
+    overlays = {m.seed: [o["id"] for o in m.harness["overlays"]] for m in metas}
+    assert overlays[first.batch_seed] == [] and overlays[second.batch_seed] == [SNAP.identity]
+    tasks = [{e.task_id for e in RunStore(p.parent).episodes()} for p in runs if p.parent.name.count("-")]
+    assert len(tasks) == 3 and tasks[0] != tasks[1]
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_cli_prints_exactly_the_json_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", ClumsySolver)
+    code, out, _ = _cli(
+        "improve", "--env", "household", "--agent", "clumsy", "--engineer", "operators", "--batch-size", "6",
+        "--k", "2", "--eval-n", "6", "--max-steps", "12", "--out", str(tmp_path), "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    data = json.loads(out)
+    assert set(data) == CONTRACT_KEYS and len(data["candidates"]) == 2
+    if data["accepted"]:
+        assert Path(data["patch_path"]).is_file() and set(data["heldout"]) == HELDOUT_KEYS
+    else:
+        assert data["patch_path"] is None and data["heldout"] is None
+    assert (tmp_path / "report.md").is_file() and (tmp_path / "candidates.csv").is_file()
+
+
+def test_demo_prints_the_before_after_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", ClumsySolver)
+    code, out, _ = _cli(
+        "demo", "--agent", "clumsy", "--batch-size", "6", "--k", "2", "--eval-n", "6", "--max-steps", "12",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "candidates" in out and "before (unpatched)" in out and "after (accepted patch)" in out
+    assert "household / clumsy / operators" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--env", "kitchen"], "unknown environment"),
+        (["--engineer", "wizard"], "unknown engineer"),
+        (["--eval-split", "holdout"], "--eval-split holdout: household: unknown split"),
+        (["--eval-n", "100001"], "--eval-n 100001 exceeds"),
+        (["--eval-n", "0"], "--eval-n"),
+        (["--batch-size", "1000000"], "--batch-size 1000000 exceeds the 100000 tasks"),
+        (["--k", "0"], "--k"),
+    ],
+)
+def test_cli_rejects_bad_arguments_with_a_fix(args: list[str], message: str, tmp_path: Path) -> None:
+    base = {"--env": "household", "--agent": "random", "--engineer": "operators", "--out": str(tmp_path)}
+    base.update(dict(zip(args[::2], args[1::2], strict=True)))
+    code, out, err = _cli("improve", *[x for kv in base.items() for x in kv])
+    assert code == 2 and message in err and "how to fix" in err and not out

@@ -8,7 +8,9 @@ checks that results do not depend on which worker process computed them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -22,6 +24,7 @@ from sandbox_checks import FAST, gone, hook, our_children
 
 from reharness.patches.errors import PatchSandboxUnavailable, PatchTimeout
 from reharness.patches.sandbox import process
+from reharness.patches.sandbox import worker as worker_script
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxDegradedWarning, SandboxLimits
 
 HOST = """
@@ -222,3 +225,88 @@ def test_38_results_are_identical_across_respawns() -> None:
     assert first.value == second.value == third.value and first.nb == second.nb == third.nb == {
         "seen": [0, 1]
     }
+
+
+IDLE_HOST = """
+import asyncio, os, sys, time
+from reharness.patches import load_patch
+from reharness.patches.overlay import PatchOverlay
+from reharness.runtime.view import ReadOnlyView
+
+overlay = PatchOverlay(load_patch(sys.argv[1]))
+ctx = {"action": {"text": "go to the cabinet 1"}, "admissible": ["go to cabinet 1", "look"]}
+outcome = asyncio.run(overlay.call("before_action", ReadOnlyView(ctx), {}))
+holder = 0
+if sys.argv[2] == "held":
+    holder = os.fork()
+    if holder == 0:  # keeps copies of the worker's pipes open: no EOF reaches the worker, only PDEATHSIG
+        time.sleep(60)
+        os._exit(0)
+print(overlay.isolation_report()["pid"], holder, outcome.value["action"], flush=True)
+time.sleep(60)
+"""
+SNAP_PATCH = (
+    Path(__file__).resolve().parents[2] / "examples" / "patches" / "household_snap_to_admissible.yaml"
+)
+
+
+@pytest.mark.parametrize("pipe", ["closed", "held"])
+def test_34_an_idle_patch_worker_dies_when_its_host_is_sigkilled(pipe: str, tmp_path: Path) -> None:
+    """A host killed between calls (e.g. a stopped pytest run) leaves no worker behind.
+
+    ``held``: a forked copy of the host keeps the worker's command pipe open, so the worker gets no EOF and
+    only ``PR_SET_PDEATHSIG`` can end it.
+    """
+    script = tmp_path / "host.py"
+    script.write_text(IDLE_HOST)
+    host = subprocess.Popen(
+        [sys.executable, str(script), str(SNAP_PATCH), pipe], stdout=subprocess.PIPE, text=True
+    )
+    holder = 0
+    try:
+        assert host.stdout is not None
+        ready, _, _ = select.select([host.stdout], [], [], 20)
+        assert ready, "the host did not report its worker"
+        worker_pid, holder_pid, action = host.stdout.readline().split(maxsplit=2)
+        pid, holder = int(worker_pid), int(holder_pid)
+        assert action.strip() == "go to cabinet 1", "the patch's hook ran in the worker"
+        assert not gone(pid, within_s=0.05)
+        host.send_signal(signal.SIGKILL)
+        assert host.wait(timeout=5) == -signal.SIGKILL
+        assert gone(pid, within_s=3.0), "orphaned worker"
+        if holder:
+            assert not gone(holder, within_s=0.05), "the pipe holder must outlive the host for this check"
+    finally:
+        host.kill()
+        host.wait()
+        if holder:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(holder, signal.SIGKILL)
+
+
+def _run_worker(expected_ppid: int, close_command_pipe: bool) -> int:
+    """Start ``worker.py`` with its real launch arguments (but ``expected_ppid``); its exit status."""
+    child_r, parent_w = os.pipe()
+    parent_r, child_w = os.pipe()
+    try:
+        command = process.worker_command(1 << 20, None, child_r, child_w)
+        assert command.count(str(os.getpid())) == 1
+        command[command.index(str(os.getpid()))] = str(expected_ppid)
+        if close_command_pipe:
+            os.close(parent_w)
+        worker = subprocess.Popen(command, env=process.worker_env(None), pass_fds=(child_r, child_w))
+        return worker.wait(timeout=10)  # a worker that waits for its config frame would hang here
+    finally:
+        for fd in (child_r, child_w, parent_r) + (() if close_command_pipe else (parent_w,)):
+            os.close(fd)
+
+
+def test_a_worker_whose_parent_died_before_prctl_exits_at_once() -> None:
+    gone_parent = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone_parent.wait()  # the worker is told to expect a parent that no longer exists
+    assert _run_worker(gone_parent.pid, close_command_pipe=False) == worker_script.EXIT_PARENT_GONE
+    assert process.describe_exit(worker_script.EXIT_PARENT_GONE, False, 1).endswith("parent gone at start-up")
+
+
+def test_a_worker_exits_cleanly_on_eof_of_its_command_pipe() -> None:
+    assert _run_worker(os.getpid(), close_command_pipe=True) == 0

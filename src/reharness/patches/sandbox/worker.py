@@ -5,7 +5,8 @@ Started by the supervisor as ``python -I -S -B worker.py RFD WFD PPID MAX_FRAME`
 on two inherited pipes. It imports only the standard library — never ``reharness`` — so nothing of the
 host's code or configuration is reachable from patch code. Start-up (REFERENCE.md §6 §5.2):
 
-1. ask for SIGKILL on parent death and exit if the parent is already gone;
+1. ask for SIGKILL on parent death (``pdeathsig: false`` in ``hello`` where prctl is unavailable) and exit
+   if the parent is already gone (it died between fork and prctl);
 2. read the ``config`` frame, pre-import the allowed modules, capture the protocol's own functions
    (JSON encoder/scanner, ``struct``, ``os.read/write/_exit``) as locals *before* any patch code runs, so a
    patch that monkeypatches ``json.dumps`` or ``struct.pack`` cannot corrupt the channel;
@@ -233,7 +234,12 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
         os._exit(EXIT_BAD_CONFIG)
     confine = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(confine)
-    pdeathsig = confine.set_pdeathsig(ppid)
+    try:  # first of all, before seccomp (which denies PR_SET_PDEATHSIG) and before reading any frame
+        pdeathsig = confine.set_pdeathsig(ppid)  # exits with EXIT_PARENT_GONE if the parent already died
+    except (OSError, AttributeError):  # no libc or no prctl here: fail soft, EOF on the pipe still ends us
+        pdeathsig = False
+        if os.getppid() != ppid:
+            os._exit(EXIT_PARENT_GONE)
 
     read, write, exit_ = os.read, os.write, os._exit
     run_hook, view, describe = call_hook, CtxView, error_info  # locals: patch code cannot swap them

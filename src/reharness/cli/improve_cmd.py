@@ -161,7 +161,7 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Improve the built-in tiny household agent with the repair operators and print the before/after table
-    (trains the tiny agent first if it is not installed; about 15 minutes on 2 cores from scratch)."""
+    (trains the tiny agent first if it is neither shipped nor cached: up to ~30 minutes on 2 cores)."""
     result = _run_improve(
         as_json,
         env="household",

@@ -234,3 +234,25 @@ def test_run_no_train_fails_with_the_training_command(
     assert result.exit_code == 2
     assert "reharness agent train --env shop --size M" in result.output
     assert not (tmp_path / "tiny" / "shop-M").exists()
+
+
+def test_shipped_db_agent_loads_and_acts_through_the_runtime(tmp_path: Path) -> None:
+    """The shipped tiny:db-S is a complete HF directory with provenance and runs real episodes."""
+    from reharness.models.registry import resolve_tiny
+    from reharness.models.tiny.registry import find_tiny
+    from reharness.runtime.agents import make_agent
+    from reharness.runtime.executor import RunSpec, run_batch
+
+    info = find_tiny("db-S")
+    assert info.shipped and info.path is not None
+    assert resolve_tiny("db-S", train=False) == info.path
+    provenance = info.provenance or {}
+    assert provenance["command"].startswith("reharness agent train --env db --size S --seed 0")
+    assert provenance["recipe"] == recipe_for("db", "S").model_dump(mode="json")
+    agent = make_agent("tiny:db-S", train_missing=False)
+    spec = RunSpec(env="db", agent="tiny:db-S", split="test", n=4, seed=0, concurrency=4)
+    result = asyncio.run(run_batch(spec, agent, Harness.base("db"), tmp_path))
+    assert len(result.episodes) == 4
+    assert all(
+        r.steps and r.steps[0].output and r.steps[0].output.completion_token_ids for r in result.episodes
+    )

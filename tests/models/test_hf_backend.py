@@ -15,7 +15,8 @@ from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.core.types import ChatRequest, Message, SamplingParams, ToolCall
 from reharness.models.base import ARGUMENTS_ERROR, RAW_ARGUMENTS, parse_text_tool_calls, template_messages
 from reharness.models.hf_backend import HFBackend
-from reharness.models.registry import make_backend, train_command
+from reharness.models.registry import make_backend
+from reharness.models.tiny.registry import train_command
 from reharness.runtime import Harness, RunSpec, base_harness_config, make_agent, run_batch
 
 WORDS = ["cabinet", "drawer", "fridge", "mug", "apple", "look", "take", "open", "go", "to", "put", "on"]
@@ -227,7 +228,7 @@ def test_tiny_specs_resolve_through_the_cache(
     shutil.copytree(model_dir, tmp_path / "tiny" / "counter-Z")
     agent = make_agent("tiny:counter-Z")
     assert isinstance(agent, HFBackend) and agent.policy_id == "tiny:counter-Z"
-    assert train_command("db-M") == "reharness agent train --env db --size M"
+    assert train_command("db-M") == "reharness agent train --env db --size M --seed 0"
     with pytest.raises(ConfigError, match="ENV-SIZE"):
         make_backend("tiny:nonsense")
 

@@ -193,17 +193,29 @@ def test_copy_warmup_trains_in_place_and_reports_a_probe() -> None:
 
     from reharness.models.tiny.config import MICRO, Recipe
     from reharness.models.tiny.train import build_model
-    from reharness.models.tiny.warmup import copy_warmup
+    from reharness.models.tiny.warmup import copy_accuracy, copy_warmup
 
     torch.manual_seed(0)
     recipe = Recipe(env="household", size="micro", model=MICRO)
     tokenizer = SimpleNamespace(pad_token_id=0, eos_token_id=2)
     model = build_model(recipe, 120, tokenizer, seed=0)
     before = [p.detach().clone() for p in model.parameters()]
+    vocabulary = list(range(3, 120))
     report = copy_warmup(
-        model, list(range(3, 120)), steps=3, learning_rate=1e-3, seed=0, batch_size=2, length=32
+        model,
+        vocabulary,
+        steps=3,
+        learning_rate=1e-3,
+        seed=0,
+        batch_size=2,
+        length=32,
+        target_accuracy=1.0,
+        probe_every=1,
     )
-    assert report.steps == 3 and report.copy_accuracy is not None and 0.0 <= report.copy_accuracy <= 1.0
+    # an unreachable target: every step is probed and the phase runs to its step limit
+    assert report.steps == 3 and [step for step, _ in report.probes] == [1, 2, 3]
+    assert report.copy_accuracy == round(copy_accuracy(model, vocabulary, seed=0), 4)
+    assert report.probes[-1][1] == report.copy_accuracy and len(report.loss_curve) == 3
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
 
@@ -251,7 +263,8 @@ def test_shipped_db_agent_loads_and_acts_through_the_runtime(tmp_path: Path) -> 
     assert provenance["recipe"] == recipe_for("db", "S").model_dump(mode="json")
     agent = make_agent("tiny:db-S", train_missing=False)
     spec = RunSpec(env="db", agent="tiny:db-S", split="test", n=4, seed=0, concurrency=4)
-    result = asyncio.run(run_batch(spec, agent, Harness.base("db"), tmp_path))
+    short = base_harness_config("db").model_copy(update={"step_limit": 3})  # keeps the test fast
+    result = asyncio.run(run_batch(spec, agent, Harness(short), tmp_path))
     assert len(result.episodes) == 4
     assert all(
         r.steps and r.steps[0].output and r.steps[0].output.completion_token_ids for r in result.episodes

@@ -7,9 +7,9 @@ every call, so concurrent runs never share (and never close) each other's sandbo
 :func:`get_baseline` runs a target on a batch once and caches it in the run store under
 ``OUT/baselines/<key>/<run_id>/``, where ``key`` hashes (target policy id, harness id, the batch's task
 identities and episode seeds). The identities are computed from the run spec before anything runs
-(:func:`planned_episodes`), so a second call with the same key loads the stored episodes instead of rerunning
-them (an interrupted baseline resumes). Baselines are never shared across targets: a different policy id or
-harness gives a different key.
+(:func:`reharness.runtime.executor.planned_episodes`), so a second call with the same key loads the stored
+episodes instead of rerunning them (an interrupted baseline resumes). Baselines are never shared across
+targets: a different policy id or harness gives a different key.
 
 Every measured run (baseline or patched) writes ``cost.json`` next to its episodes — model calls made and
 saved, tokens, seconds — accumulated over invocations, so a run loaded from the cache reports what it cost
@@ -27,12 +27,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from reharness.core.hashing import derive_seed, stable_hash
-from reharness.envs.base import task_identity
-from reharness.envs.registry import make_env, resolve_env_name
+from reharness.core.hashing import stable_hash
 from reharness.patches.model import Patch
 from reharness.runtime.agents import Agent
-from reharness.runtime.executor import BatchResult, RunSpec, env_kwargs, run_batch, select_tasks
+from reharness.runtime.executor import BatchResult, RunSpec, planned_episodes, run_batch
 from reharness.runtime.harness import Harness, HarnessConfig
 from reharness.store.records import EpisodeRecord
 
@@ -84,20 +82,6 @@ class Target:
     @property
     def identity(self) -> str:
         return self.harness().identity  # overlays start no worker until first called
-
-
-def planned_episodes(spec: RunSpec, config: HarnessConfig) -> list[tuple[str, int]]:
-    """(task identity, episode seed) of every episode ``spec`` will run, in episode order, without running."""
-    harness = Harness(config)
-    env = make_env(resolve_env_name(spec.env).name, **env_kwargs(spec, harness))
-    try:
-        out = []
-        for i, index in enumerate(select_tasks(env, spec)):
-            seed = derive_seed(spec.seed, i)
-            out.append((task_identity(env.env_id, env.version, env.get_task(index), seed), seed))
-        return out
-    finally:
-        env.close()
 
 
 def baseline_key(policy_id: str, harness_id: str, episodes: Sequence[tuple[str, int]]) -> str:
@@ -185,7 +169,7 @@ async def get_baseline(
 ) -> Baseline:
     """The baseline of ``target`` on ``spec``'s batch: loaded from ``OUT/baselines/<key>`` or run once."""
     harness = target.harness(max_workers=max_workers)
-    key = baseline_key(agent.policy_id, harness.identity, planned_episodes(spec, target.config))
+    key = baseline_key(agent.policy_id, harness.identity, planned_episodes(spec, harness))
     result, cost, cached = await run_measured(
         spec, agent, harness, Path(out_dir) / "baselines" / key, on_episode=on_episode
     )

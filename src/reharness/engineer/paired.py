@@ -35,11 +35,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from reharness.core.errors import ReharnessError
-from reharness.engineer.baseline import Baseline, RunCost, planned_episodes, run_measured
+from reharness.engineer.baseline import Baseline, RunCost, run_measured
 from reharness.patches.leakage import LeakageEvidence
 from reharness.patches.model import Patch
 from reharness.patches.validate import validate_patch
 from reharness.runtime.agents import Agent
+from reharness.runtime.executor import planned_episodes
+from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord
 
 #: Bootstrap resamples of the confidence interval (percentile method, 95 %).
@@ -216,6 +218,12 @@ def static_problem(patch: Patch, env: str, evidence: LeakageEvidence | None = No
     return "; ".join(f"{e.hook or 'patch'}:{e.line}:{e.col} [{e.rule}] {e.message}" for e in errors[:3])
 
 
+def check_baseline_plan(baseline: Baseline) -> None:
+    """Refuse a baseline whose recorded (task identity, seed) pairs are not what its spec plans."""
+    planned = planned_episodes(baseline.spec, Harness(baseline.target.config))
+    check_pairing(baseline.planned, planned, "baseline")
+
+
 async def evaluate_patch(
     patch: Patch | Sequence[Patch] | None,
     baseline: Baseline,
@@ -247,7 +255,7 @@ async def evaluate_patch(
         if problem:
             return scored_zero(candidate_id, baseline, "invalid", problem, patch_ids=ids)
     if check:
-        check_pairing(baseline.planned, planned_episodes(baseline.spec, baseline.target.config), "baseline")
+        check_baseline_plan(baseline)
     harness = baseline.target.harness(patches, max_workers=max_workers)
     result, cost, _ = await run_measured(
         baseline.spec,
@@ -301,7 +309,7 @@ async def evaluate_candidates(
 
     Candidates with identical patches are evaluated once and share the result (under their own ids).
     """
-    check_pairing(baseline.planned, planned_episodes(baseline.spec, baseline.target.config), "baseline")
+    check_baseline_plan(baseline)
 
     async def one(candidate: Candidate) -> PairedResult:
         ids = [candidate.patch.identity] if candidate.patch is not None else []

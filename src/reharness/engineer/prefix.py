@@ -8,9 +8,9 @@ token ids and log-probabilities) instead of calling the model. The environment i
 still run; only model calls are saved.
 
 **When a request counts as "the same".** The runtime records, for every policy step, a digest of the
-messages it sent (``StepRecord.context_digest`` = ``stable_hash`` of the messages' JSON, computed in
-:mod:`reharness.runtime.episode`); :func:`context_digest` computes the same for a live request. A request
-matches when its seed is the baseline's seed for that episode and step (``derive_seed(episode seed, step)``,
+messages it sent (``StepRecord.context_digest``, :func:`reharness.runtime.context.context_digest`), and
+the same function digests a live request. A request matches when its seed is the baseline's seed for that
+episode and step (:func:`reharness.runtime.context.request_seed`,
 which also pins the step index) *and* its digest equals the recorded one. From the first request of an
 episode that does not match, the real agent answers every remaining request of that episode.
 
@@ -28,15 +28,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from reharness.core.hashing import derive_seed, stable_hash
-from reharness.core.types import ChatRequest, ChatResponse, Message
+from reharness.core.types import ChatRequest, ChatResponse
 from reharness.runtime.agents import Agent
+from reharness.runtime.context import context_digest, request_seed
 from reharness.store.records import EpisodeRecord, PolicyOutput
-
-
-def context_digest(messages: Iterable[Message]) -> str:
-    """The digest the runtime stores as ``StepRecord.context_digest`` for these messages."""
-    return stable_hash([m.model_dump(mode="json") for m in messages])
 
 
 @dataclass
@@ -70,7 +65,7 @@ def replay_table(baseline: Iterable[EpisodeRecord]) -> dict[ReplayKey, PolicyOut
             output = step.output
             if step.source != "policy" or step.context_digest is None or output is None or output.error:
                 continue
-            table[(derive_seed(episode.seed, step.index), step.context_digest)] = output
+            table[(request_seed(episode.seed, step.index), step.context_digest)] = output
     return table
 
 

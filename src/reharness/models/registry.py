@@ -74,45 +74,17 @@ def parse_spec(spec: str) -> BackendSpec:
     return BackendSpec(prefix, rest)
 
 
-def tiny_search_paths(name: str) -> list[Path]:
-    """Directories where tiny agent ``name`` may live, in lookup order (package, then cache)."""
-    from reharness.models.tiny.registry import WEIGHTS_DIR, cache_dir
-
-    return [WEIGHTS_DIR / name, cache_dir(name)]
-
-
-def train_command(name: str) -> str:
-    """The command that trains tiny agent ``name`` (``ENV-SIZE``)."""
-    match = _TINY_NAME.match(name)
-    if match is None:
-        return "reharness agent train --env ENV --size S"
-    return f"reharness agent train --env {match['env']} --size {match['size']}"
-
-
 def resolve_tiny(name: str, train: bool = False, notify: Callable[[str], None] | None = None) -> Path:
-    """The model directory of tiny agent ``name`` (shipped, else cached).
-
-    A built-in agent that is neither is trained into the cache first when ``train`` is true (after
-    ``notify`` says so); otherwise the error names the exact training command.
-    """
+    """The model directory of tiny agent ``name``: :func:`reharness.models.tiny.registry.resolve_tiny` after
+    checking the name's form (built-in agents are trained on first use only when ``train`` is true)."""
     if not _TINY_NAME.match(name):
         raise ConfigError(
             f"tiny agent name {name!r} is malformed",
             hint="tiny agents are named ENV-SIZE, e.g. tiny:household-S or tiny:db-M",
         )
-    paths = tiny_search_paths(name)
-    for path in paths:
-        if (path / "config.json").is_file():
-            return path
-    from reharness.models.tiny.config import RECIPES
-    from reharness.models.tiny.registry import resolve_tiny as train_tiny
+    from reharness.models.tiny.registry import resolve_tiny as resolve
 
-    if train and tuple(name.rsplit("-", 1)) in RECIPES:
-        return train_tiny(name, train=True, notify=notify)
-    raise ConfigError(
-        f"tiny agent {name!r} is not available (looked in {', '.join(str(p) for p in paths)})",
-        hint=f"train it with `{train_command(name)}` (it is cached under {paths[1]})",
-    )
+    return resolve(name, train=train, notify=notify)
 
 
 def make_backend(

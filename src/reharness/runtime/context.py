@@ -8,11 +8,23 @@ task fields.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.types import Message, ToolCall
 from reharness.runtime.harness import HarnessConfig
+
+
+def context_digest(messages: Iterable[Message]) -> str:
+    """Digest of the messages a policy is shown (stored as ``StepRecord.context_digest``)."""
+    return stable_hash([m.model_dump(mode="json") for m in messages])
+
+
+def request_seed(episode_seed: int, step_index: int) -> int:
+    """Seed of the policy request at ``step_index`` of an episode (same seeds ⇒ same requests)."""
+    return derive_seed(episode_seed, step_index)
 
 
 @dataclass

@@ -12,11 +12,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.base import Task
 from reharness.runtime.agents import Agent
-from reharness.runtime.context import Conversation, Counters, build_ctx_data, feedback_message
+from reharness.runtime.context import (
+    Conversation,
+    Counters,
+    build_ctx_data,
+    context_digest,
+    feedback_message,
+    request_seed,
+)
 from reharness.runtime.effects import TEXT_EFFECTS, Effect, EffectError, parse_effect
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import parse_action
@@ -185,12 +191,12 @@ class EpisodeRunner:
                         step.effects.append(effect.to_dict())
                         convo.add_pending_user_note(f"[Harness] {effect.text}")
                 messages = convo.messages()
-                step.context_digest = stable_hash([m.model_dump(mode="json") for m in messages])
+                step.context_digest = context_digest(messages)
                 request = ChatRequest(
                     messages=messages,
                     tools=tools,
                     sampling=config.sampling,
-                    seed=derive_seed(seed, decision),
+                    seed=request_seed(seed, decision),
                     metadata={"episode": episode_index},
                 )
                 try:

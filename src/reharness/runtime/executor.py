@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from reharness import __version__
 from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed, stable_hash
+from reharness.envs.base import task_identity
 from reharness.envs.registry import make_env, resolve_env_name
 from reharness.runtime.agents import Agent
 from reharness.runtime.episode import EpisodeRunner
@@ -96,6 +97,26 @@ def select_tasks(env: Any, spec: RunSpec) -> list[int]:
     return rng.sample(range(total), n)
 
 
+def episode_seed(run_seed: int, episode_index: int) -> int:
+    """Seed of episode ``episode_index`` of a run seeded ``run_seed``."""
+    return derive_seed(run_seed, episode_index)
+
+
+def planned_episodes(spec: RunSpec, harness: Harness) -> list[tuple[str, int]]:
+    """(task identity, episode seed) of every episode ``spec`` will run, in episode order, without running."""
+    env = make_env(resolve_env_name(spec.env).name, **env_kwargs(spec, harness))
+    try:
+        return [
+            (
+                task_identity(env.env_id, env.version, env.get_task(index), episode_seed(spec.seed, i)),
+                episode_seed(spec.seed, i),
+            )
+            for i, index in enumerate(select_tasks(env, spec))
+        ]
+    finally:
+        env.close()
+
+
 async def run_batch(
     spec: RunSpec,
     agent: Agent,
@@ -147,7 +168,7 @@ async def run_batch(
         env = await envs.get()
         try:
             task = env.get_task(indices[i])
-            record = await EpisodeRunner(env, agent, harness, run_id).run(task, derive_seed(spec.seed, i), i)
+            record = await EpisodeRunner(env, agent, harness, run_id).run(task, episode_seed(spec.seed, i), i)
         finally:
             envs.put_nowait(env)
         if annotate is not None:

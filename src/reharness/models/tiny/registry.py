@@ -54,8 +54,19 @@ def parse_name(name: str) -> tuple[str, str]:
 
 
 def train_command(name: str, seed: int = 0) -> str:
-    env, size = parse_name(name)
+    """The command that trains tiny agent ``name`` (``ENV-SIZE``)."""
+    env, _, size = name.rpartition("-")
     return f"reharness agent train --env {env} --size {size} --seed {seed}"
+
+
+def search_paths(name: str) -> list[Path]:
+    """Where tiny agent ``name`` may live, in lookup order: shipped in the package, then the cache."""
+    return [WEIGHTS_DIR / name, cache_dir(name)]
+
+
+def locate(name: str) -> Path | None:
+    """The first of :func:`search_paths` holding a model directory (any ``ENV-SIZE`` name)."""
+    return next((path for path in search_paths(name) if _is_model_dir(path)), None)
 
 
 def _is_model_dir(path: Path) -> bool:
@@ -93,13 +104,10 @@ class TinyAgentInfo:
 
 
 def find_tiny(name: str) -> TinyAgentInfo:
-    """Locate ``name`` (shipped first, then the cache); ``path`` is None when it is not trained yet."""
+    """Locate built-in agent ``name`` (shipped, then cached); ``path`` is None when not trained yet."""
     env, size = parse_name(name)
-    shipped = WEIGHTS_DIR / name
-    if _is_model_dir(shipped):
-        return TinyAgentInfo(name, env, size, shipped, True)
-    cached = cache_dir(name)
-    return TinyAgentInfo(name, env, size, cached if _is_model_dir(cached) else None, False)
+    path = locate(name)
+    return TinyAgentInfo(name, env, size, path, path is not None and path == WEIGHTS_DIR / name)
 
 
 def list_tiny() -> list[TinyAgentInfo]:
@@ -112,11 +120,23 @@ def resolve_tiny(
     notify: Callable[[str], None] | None = None,
     threads: int | None = None,
 ) -> Path:
-    """The model directory of tiny agent ``name``, training it into the cache first when needed."""
-    info = find_tiny(name)
-    if info.path is not None:
-        return info.path
+    """The model directory of tiny agent ``name`` (shipped, else cached; any ``ENV-SIZE`` name).
+
+    A built-in agent found in neither place is trained into the cache first when ``train`` is true (after
+    ``notify`` says so, default stderr); otherwise the error names the exact training command.
+    """
+    path = locate(name)
+    if path is not None:
+        return path
     command = train_command(name)
+    target = cache_dir(name)
+    env, _, size = name.rpartition("-")
+    if (env, size) not in RECIPES:
+        looked = ", ".join(str(p) for p in search_paths(name))
+        raise ConfigError(
+            f"tiny agent {name!r} is not available (looked in {looked})",
+            hint=f"train it with `{command}` (it is cached under {target})",
+        )
     if not train:
         raise ConfigError(
             f"tiny agent {name!r} is not shipped and not trained yet",
@@ -125,8 +145,7 @@ def resolve_tiny(
     from reharness.models.tiny.config import recipe_for
     from reharness.models.tiny.train import train_agent
 
-    target = cache_dir(name)
     message = f"tiny agent {name!r} is not trained yet; training it now into {target} (up to ~30 min on CPU)"
     (notify or (lambda m: print(m, file=sys.stderr)))(message)
-    train_agent(recipe_for(info.env, info.size), target, seed=0, threads=threads, command=command)
+    train_agent(recipe_for(env, size), target, seed=0, threads=threads, command=command)
     return target

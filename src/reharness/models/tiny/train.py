@@ -17,17 +17,15 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from reharness import __version__
 from reharness.models.tiny.config import Recipe
 from reharness.models.tiny.demos import render_demos
+from reharness.models.tiny.warmup import ProgressFn, copy_warmup, vocabulary_ids
 
-#: Progress callback: (phase, step, total, metrics).
-ProgressFn = Callable[[str, int, int, dict[str, float]], None]
 PROVENANCE = "provenance.json"
 
 
@@ -208,8 +206,6 @@ def train_agent(
     import torch
     from transformers import GenerationConfig
 
-    from reharness.models.tiny.warmup import copy_warmup, vocabulary_ids
-
     if threads:
         torch.set_num_threads(threads)
     started = time.perf_counter()
@@ -260,15 +256,7 @@ def train_agent(
         "torch_threads": torch.get_num_threads(),
         "final_loss": losses[-1] if losses else None,
         "loss_curve": [round(v, 4) for v in losses],
-        "copy_warmup": None
-        if warmup is None
-        else {
-            "steps": warmup.steps,
-            "seconds": warmup.seconds,
-            "copy_accuracy": warmup.copy_accuracy,
-            "probes": warmup.probes,
-            "loss_curve": warmup.losses,
-        },
+        "copy_warmup": None if warmup is None else asdict(warmup),
         "machine": platform.machine(),
     }
     (out / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")

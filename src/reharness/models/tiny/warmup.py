@@ -17,12 +17,14 @@ recorded in the agent's provenance.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reharness.core.hashing import derive_seed
 
+#: Progress callback: (phase, step, total, metrics).
 ProgressFn = Callable[[str, int, int, dict[str, float]], None]
 
 
@@ -47,7 +49,7 @@ class WarmupReport:
     """What the warm-up did: loss per logged step and the held-out copy accuracy at the end."""
 
     steps: int
-    losses: list[float] = field(default_factory=list)
+    loss_curve: list[float] = field(default_factory=list)
     probes: list[tuple[int, float]] = field(default_factory=list)
     copy_accuracy: float | None = None
     seconds: float = 0.0
@@ -87,8 +89,6 @@ def copy_warmup(
     held-out copy accuracy reaches it: the phase change comes at a different step for each shape and seed
     (measured: ~900 steps for 2 layers, ~1,300 for 4), and nothing is gained by waiting after it.
     """
-    import time
-
     import torch
 
     started = time.perf_counter()
@@ -107,18 +107,21 @@ def copy_warmup(
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        logged = step % log_every == 0
+        if logged:
+            report.loss_curve.append(round(loss.item(), 4))
         if progress is not None:
-            metrics = {"loss": loss.item()} if step % log_every == 0 else {}
-            progress("copy-warmup", step, steps, metrics)
-        if step % log_every == 0:
-            report.losses.append(round(loss.item(), 4))
+            progress("copy-warmup", step, steps, {"loss": report.loss_curve[-1]} if logged else {})
         if target_accuracy is not None and step % probe_every == 0:
             accuracy = copy_accuracy(model, token_ids, seed)
             report.probes.append((step, round(accuracy, 4)))
             if accuracy >= target_accuracy:
                 report.steps = step
                 break
-    report.copy_accuracy = round(copy_accuracy(model, token_ids, seed), 4)
+    probed_last = bool(report.probes) and report.probes[-1][0] == report.steps
+    report.copy_accuracy = (
+        report.probes[-1][1] if probed_last else round(copy_accuracy(model, token_ids, seed), 4)
+    )
     report.seconds = round(time.perf_counter() - started, 1)
     return report
 

@@ -65,6 +65,9 @@ class Recipe(BaseModel):
         0.12, ge=0, lt=1, description="Share of solver turns replaced by perturbations."
     )
     thoughts: bool = Field(False, description="Demos write a 'Think:' state summary before each action.")
+    interventions: bool = Field(
+        False, description="Demos contain harness hints, blocks and reminders that the expert heeds."
+    )
     copy_warmup_steps: int = Field(
         0, ge=0, description="Most steps of synthetic copy warm-up before the demos (0: none)."
     )

@@ -21,12 +21,13 @@ import asyncio
 import random
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import make_env
+from reharness.models.tiny.interventions import InterventionRates, TurnFacts, add_interventions
 from reharness.models.tiny.thoughts import thought_for
 from reharness.runtime.agents import Agent
 from reharness.runtime.episode import EpisodeRunner
@@ -79,6 +80,27 @@ def _db_perturbation(env: Any, rng: random.Random) -> str | None:
     return None if "final answer" in action.lower() else action
 
 
+def _premature(env_name: str, env: Any, expert: str, rng: random.Random) -> str | None:
+    """A terminal action that would end the episode too early here (shop: buy, db: answer), if any."""
+    if any(word in expert.lower() for word in ("click[buy now]", "final answer")):
+        return None  # the expert itself finishes now: nothing would be premature
+    if env_name == "shop":
+        return next((a for a in env.admissible_actions() or [] if a.lower() == "click[buy now]"), None)
+    if env_name == "db":
+        for _ in range(8):
+            action = str(env.random_action(rng))
+            if "final answer" in action.lower():
+                return action
+    return None
+
+
+def _choices(env_name: str, env: Any) -> tuple[str, ...]:
+    """Names a hint may offer besides the expert's action: admissible actions, or the table's columns."""
+    if env_name == "db":
+        return tuple(str(c) for c in env.task.state["table"]["columns"])
+    return tuple(env.admissible_actions() or ())
+
+
 PERTURBATIONS: dict[str, Callable[[Any, random.Random], str | None]] = {
     "household": _household_perturbation,
     "shop": _shop_perturbation,
@@ -115,6 +137,7 @@ class PerturbedSolver(Agent):
         self.env = env
         self.protocol = protocol
         self.supervised: list[bool] = []
+        self.facts: list[TurnFacts] = []
         self.last_request: ChatRequest | None = None
         self.last_response: ChatResponse | None = None
 
@@ -128,8 +151,20 @@ class PerturbedSolver(Agent):
         if rng.random() < self.perturb_prob:
             action = perturbation(self.env_name, self.env, rng)
         self.supervised.append(action is None)
+        expert = str(self.env.expert_action())
+        premature = _premature(self.env_name, self.env, expert, rng)
+        self.facts.append(
+            TurnFacts(
+                expert=expert,
+                perturbed=action is not None,
+                choices=_choices(self.env_name, self.env),
+                premature=(
+                    render_action(self.protocol, premature, self.env, thought).text if premature else None
+                ),
+            )
+        )
         if action is None:
-            action = str(self.env.expert_action())
+            action = expert
         response = render_action(self.protocol, action, self.env, thought)
         self.last_request, self.last_response = request, response
         return response
@@ -187,8 +222,10 @@ def render_demo(
     seed: int,
     perturb_prob: float,
     thoughts: bool = False,
+    interventions: InterventionRates | None = None,
 ) -> Demo:
-    """Play task ``index`` with the perturbed solver and return the whole conversation."""
+    """Play task ``index`` with the perturbed solver and return the whole conversation (with harness
+    interventions added when ``interventions`` is given; see :mod:`.interventions`)."""
     recorder = _Recorder(env_name, perturb_prob, thoughts)
     episode_seed = derive_seed("demo", seed, index)
     task = env.get_task(index)
@@ -203,12 +240,22 @@ def render_demo(
         raise RuntimeError(
             f"{env_name}: conversation has {n_assistant} replies for {len(solver.supervised)} turns"
         )
+    supervised = tuple(solver.supervised)
+    if interventions is not None:
+        facts = [
+            replace(fact, invalid="invalid_action" in step.flags)
+            for fact, step in zip(solver.facts, record.steps, strict=True)
+        ]
+        rng = random.Random(derive_seed("interventions", seed, index))
+        messages, supervised = add_interventions(
+            messages, supervised, facts, harness.config, record.instruction, rng, interventions
+        )
     return Demo(
         env=env_name,
         task_id=record.task_id,
         seed=episode_seed,
         messages=messages,
-        supervised=tuple(solver.supervised),
+        supervised=supervised,
         success=record.success,
     )
 
@@ -220,6 +267,7 @@ def iter_demos(
     perturb_prob: float = 0.12,
     split: str = "train",
     thoughts: bool = False,
+    interventions: InterventionRates | None = None,
 ) -> Iterator[Demo]:
     """Render ``n`` demonstrations from ``split`` (task ``i`` of a seeded sample; deterministic)."""
     harness = Harness.base(env_name)
@@ -227,7 +275,7 @@ def iter_demos(
     rng = random.Random(derive_seed("demo-tasks", env_name, split, seed))
     indices = rng.sample(range(env.num_tasks()), n)
     for index in indices:
-        yield render_demo(env, env_name, harness, index, seed, perturb_prob, thoughts)
+        yield render_demo(env, env_name, harness, index, seed, perturb_prob, thoughts, interventions)
 
 
 def render_demos(
@@ -237,10 +285,11 @@ def render_demos(
     perturb_prob: float = 0.12,
     split: str = "train",
     thoughts: bool = False,
+    interventions: InterventionRates | None = None,
 ) -> tuple[list[Demo], DemoStats]:
     """All ``n`` demonstrations and their counts."""
     demos, stats = [], DemoStats()
-    for demo in iter_demos(env_name, n, seed, perturb_prob, split, thoughts):
+    for demo in iter_demos(env_name, n, seed, perturb_prob, split, thoughts, interventions):
         demos.append(demo)
         stats.add(demo)
     return demos, stats

@@ -24,6 +24,7 @@ from typing import Any
 from reharness import __version__
 from reharness.models.tiny.config import Recipe
 from reharness.models.tiny.demos import render_demos
+from reharness.models.tiny.interventions import InterventionRates
 from reharness.models.tiny.warmup import ProgressFn, copy_warmup, vocabulary_ids
 
 PROVENANCE = "provenance.json"
@@ -77,8 +78,14 @@ def build_dataset(
     if progress:
         datasets.disable_progress_bars()
         progress("demos", 0, recipe.num_demos, {})
+    rates = InterventionRates() if recipe.interventions else None
     demos, stats = render_demos(
-        recipe.env, recipe.num_demos, seed=seed, perturb_prob=recipe.perturb_prob, thoughts=recipe.thoughts
+        recipe.env,
+        recipe.num_demos,
+        seed=seed,
+        perturb_prob=recipe.perturb_prob,
+        thoughts=recipe.thoughts,
+        interventions=rates,
     )
     tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size, recipe.split_spaces)
     columns: dict[str, list[list[int]]] = {"input_ids": [], "assistant_masks": []}
@@ -100,6 +107,8 @@ def build_dataset(
             "mean_tokens": round(sum(lengths) / len(lengths), 1),
             "vocab_size": len(tokenizer),
             "perturb_prob": recipe.perturb_prob,
+            "interventions": asdict(rates) if rates else None,
+            "harness_notes": sum(m.content.count("[Harness]") for d in demos for m in d.messages),
             "split": "train",
         }
     )

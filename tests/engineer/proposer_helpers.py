@@ -13,7 +13,7 @@ from reharness.failures import FailurePacket, extract_packet
 from reharness.patches import Patch
 from reharness.patches.overlay import PatchOverlay
 from reharness.patches.sandbox.supervisor import SandboxLimits
-from reharness.runtime import Agent, EpisodeRunner, FunctionAgent, Harness, RandomAgent
+from reharness.runtime import Agent, EpisodeRunner, Harness, RandomAgent
 from reharness.store.records import EpisodeRecord
 
 INPROCESS = SandboxLimits(isolation="inprocess")
@@ -92,25 +92,17 @@ def episode(
         env.close()
 
 
-def last_user_text(request: ChatRequest) -> str:
-    return request.messages[-1].content
-
-
-def admissible_from(request: ChatRequest) -> list[str]:
-    text = last_user_text(request)
-    return text.split("Admissible actions: ", 1)[1].split(", ") if "Admissible actions: " in text else []
-
-
-def sloppy_household(seed: int = 0) -> FunctionAgent:
-    """Near-misses of admissible commands ('go to the cabinet 1'), sometimes exact ones."""
+def sloppy_household(seed: int = 0) -> EnvAgent:
+    """Near-misses of admissible commands ('go to the cabinet 1'), sometimes exact ones (the commands come
+    from the env, so the agent works whether or not the harness shows them)."""
     rng = random.Random(seed)
 
-    def reply(request: ChatRequest) -> str:
-        options = admissible_from(request) or ["look"]
+    def reply(env: Any, request: ChatRequest, decision: int) -> str:
+        options = env.admissible_actions() or ["look"]
         choice = rng.choice(options)
         return "Action: " + (choice.replace("go to ", "go to the ") if rng.random() < 0.7 else choice)
 
-    return FunctionAgent(reply, policy_id="sloppy")
+    return EnvAgent(reply, name="sloppy")
 
 
 def sql(statement: str) -> str:

@@ -7,15 +7,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from reharness.core.types import ChatRequest
+from reharness.core.types import ChatRequest, ChatResponse
 from reharness.envs import make_env
 from reharness.patches import Patch, load_patch
 from reharness.patches.overlay import PatchOverlay
 from reharness.patches.sandbox.supervisor import SandboxLimits
 from reharness.runtime import (
+    Agent,
     EpisodeRunner,
-    FunctionAgent,
     Harness,
     RandomAgent,
     RunSpec,
@@ -32,14 +33,22 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def sloppy_household_agent(req: ChatRequest) -> str:
-    """Answers with a near-miss of the first admissible command ('go to the cabinet 1' style)."""
-    last = req.messages[-1].content
-    admissible = (
-        last.split("Admissible actions: ", 1)[1].split(", ") if "Admissible actions: " in last else []
-    )
-    target = next((a for a in admissible if a.startswith("go to")), "look")
-    return "Action: " + target.replace("go to ", "go to the ")
+class SloppyHouseholdAgent(Agent):
+    """Answers with a near-miss of the first admissible 'go to' command ('go to the cabinet 1' style); reads
+    the admissible commands from the env, so it works whether or not the harness shows them."""
+
+    policy_id = "sloppy"
+
+    def __init__(self, env: Any = None) -> None:
+        self.env = env
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        return SloppyHouseholdAgent(env)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        admissible = self.env.admissible_actions() or []
+        target = next((a for a in admissible if a.startswith("go to")), "look")
+        return ChatResponse(text="Action: " + target.replace("go to ", "go to the "))
 
 
 def test_snap_patch_rewrites_near_misses_in_the_sandbox() -> None:
@@ -47,7 +56,7 @@ def test_snap_patch_rewrites_near_misses_in_the_sandbox() -> None:
     patch = load_patch(EXAMPLES / "household_snap_to_admissible.yaml")
     overlay = PatchOverlay(patch)
     harness = Harness.base("household").with_overlays(overlay)
-    agent = FunctionAgent(sloppy_household_agent)
+    agent = SloppyHouseholdAgent()
     try:
         plain = asyncio.run(EpisodeRunner(env, agent, Harness.base("household")).run(env.get_task(0), seed=0))
         patched = asyncio.run(EpisodeRunner(env, agent, harness).run(env.get_task(0), seed=0))

@@ -9,7 +9,6 @@ import pytest
 from reharness.models.tiny.demos import render_demos
 from reharness.models.tiny.interventions import (
     InterventionRates,
-    TurnFacts,
     add_interventions,
     compact,
 )
@@ -92,4 +91,3 @@ def test_mismatched_turn_facts_are_rejected() -> None:
     config = base_harness_config("household")
     with pytest.raises(ValueError, match="turn facts"):
         add_interventions((), (True,), [], config, "x", random.Random(0), InterventionRates())
-    assert TurnFacts(expert="look", perturbed=False).invalid is False

@@ -130,8 +130,10 @@ class PerturbedSolver(Agent):
         thoughts: bool = False,
         env: Any = None,
         protocol: str = "text",
+        record_facts: bool = False,
     ) -> None:
         self.env_name = env_name
+        self.record_facts = record_facts  # only demos with interventions need them (costly per turn)
         self.perturb_prob = perturb_prob
         self.thoughts = thoughts
         self.env = env
@@ -142,7 +144,9 @@ class PerturbedSolver(Agent):
         self.last_response: ChatResponse | None = None
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
-        return PerturbedSolver(self.env_name, self.perturb_prob, self.thoughts, env, protocol)
+        return PerturbedSolver(
+            self.env_name, self.perturb_prob, self.thoughts, env, protocol, self.record_facts
+        )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         rng = random.Random(derive_seed("perturb", request.seed))
@@ -152,17 +156,18 @@ class PerturbedSolver(Agent):
             action = perturbation(self.env_name, self.env, rng)
         self.supervised.append(action is None)
         expert = str(self.env.expert_action())
-        premature = _premature(self.env_name, self.env, expert, rng)
-        self.facts.append(
-            TurnFacts(
-                expert=expert,
-                perturbed=action is not None,
-                choices=_choices(self.env_name, self.env),
-                premature=(
-                    render_action(self.protocol, premature, self.env, thought).text if premature else None
-                ),
+        if self.record_facts:
+            premature = _premature(self.env_name, self.env, expert, rng)
+            self.facts.append(
+                TurnFacts(
+                    expert=expert,
+                    perturbed=action is not None,
+                    choices=_choices(self.env_name, self.env),
+                    premature=(
+                        render_action(self.protocol, premature, self.env, thought).text if premature else None
+                    ),
+                )
             )
-        )
         if action is None:
             action = expert
         response = render_action(self.protocol, action, self.env, thought)
@@ -175,12 +180,15 @@ class _Recorder(Agent):
 
     policy_id = "perturbed-solver"
 
-    def __init__(self, env_name: str, perturb_prob: float, thoughts: bool) -> None:
+    def __init__(self, env_name: str, perturb_prob: float, thoughts: bool, record_facts: bool) -> None:
         self.env_name, self.perturb_prob, self.thoughts = env_name, perturb_prob, thoughts
+        self.record_facts = record_facts
         self.bound: PerturbedSolver | None = None
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
-        self.bound = PerturbedSolver(self.env_name, self.perturb_prob, self.thoughts, env, protocol)
+        self.bound = PerturbedSolver(
+            self.env_name, self.perturb_prob, self.thoughts, env, protocol, self.record_facts
+        )
         return self.bound
 
     async def complete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - never called
@@ -226,7 +234,7 @@ def render_demo(
 ) -> Demo:
     """Play task ``index`` with the perturbed solver and return the whole conversation (with harness
     interventions added when ``interventions`` is given; see :mod:`.interventions`)."""
-    recorder = _Recorder(env_name, perturb_prob, thoughts)
+    recorder = _Recorder(env_name, perturb_prob, thoughts, record_facts=interventions is not None)
     episode_seed = derive_seed("demo", seed, index)
     task = env.get_task(index)
     record = asyncio.run(

@@ -63,20 +63,19 @@ def compact(action: str) -> str:
     return match.group(1) if match else action.strip()
 
 
-def _choices(expert: str, others: tuple[str, ...], rng: random.Random) -> str:
-    pool = [c for c in dict.fromkeys(others) if c != expert]
-    picked = [*rng.sample(pool, min(len(pool), rng.randint(0, 2))), expert]
+def _with_distractors(needed: list[str], others: tuple[str, ...], rng: random.Random) -> list[str]:
+    """``needed`` plus up to two of ``others``, shuffled (the right answer is not always first)."""
+    pool = [c for c in dict.fromkeys(others) if c not in needed]
+    picked = [*rng.sample(pool, min(len(pool), rng.randint(0, 2))), *needed]
     rng.shuffle(picked)
-    return "; ".join(picked)
+    return picked
 
 
 def hint_text(nxt: TurnFacts, rng: random.Random) -> str:
     """A hint after an off-path action that names the expert's next action (maybe among candidates)."""
     target = compact(nxt.expert)
     if "\n" in nxt.expert and _IDENT.search(target) and rng.random() < 0.5:
-        used = list(dict.fromkeys(_IDENT.findall(target)))
-        names = _choices(used[0], tuple(c for c in nxt.choices if c not in used), rng).split("; ")
-        names = list(dict.fromkeys([*used, *names]))
+        names = _with_distractors(list(dict.fromkeys(_IDENT.findall(target))), nxt.choices, rng)
         return "That did not get closer to the answer. Known columns: " + ", ".join(f"`{n}`" for n in names)
     if "\n" not in nxt.expert and nxt.choices and rng.random() < 0.6:
         lead = rng.choice(
@@ -86,7 +85,7 @@ def hint_text(nxt: TurnFacts, rng: random.Random) -> str:
                 "That did not help. Try one of: ",
             )
         )
-        return lead + _choices(nxt.expert, nxt.choices, rng) + "."
+        return lead + "; ".join(_with_distractors([nxt.expert], nxt.choices, rng)) + "."
     lead = rng.choice(("Try: ", "A better next action: ", "Next, do this: "))
     return lead + target
 

@@ -28,7 +28,7 @@ def test_yaml_overrides_base_and_changes_identity(tmp_path: Path) -> None:
     path = tmp_path / "h.yaml"
     path.write_text("name: short-history\nhistory_window: 3\nstep_limit: 30\n")
     config = load_harness_config(path, "household")
-    assert config.history_window == 3 and config.protocol == "text" and config.show_admissible
+    assert config.history_window == 3 and config.protocol == "text" and not config.show_admissible
     assert Harness(config).identity != Harness(base_harness_config("household")).identity
 
 

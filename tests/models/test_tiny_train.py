@@ -48,6 +48,33 @@ def test_demos_are_deterministic_and_follow_the_base_harness() -> None:
     assert stats.episodes == 4 and 0 < stats.supervised_turns < stats.turns  # some turns were perturbed
 
 
+def test_household_perturbations_include_taking_the_goal_object_where_it_is_not() -> None:
+    """The trained agents' commonest error (open a container, take the target without reading what is in
+    it) is among the perturbations, so demonstrations show the expert's way back from it."""
+    import random
+
+    from reharness.envs.household import HouseholdEnv
+    from reharness.models.tiny.demos import perturbation
+
+    env = HouseholdEnv(split="train")
+    for task in range(50):  # find an empty-handed agent that just opened a container without the target
+        env.reset(seed=0, options={"task": task})
+        while not env.expert_action().startswith("open "):
+            env.step(env.expert_action())
+        env.step(env.expert_action())
+        assert env.world is not None and env.goal is not None
+        if env.world.held is None and not env.expert_action().startswith("take "):
+            break
+    here = env.world.location
+    present = {obj for obj, loc in env.world.obj_loc.items() if loc == here}
+    rng = random.Random(0)
+    draws = {perturbation("household", env, rng) for _ in range(60)}
+    absent = {
+        a for a in draws if a and a.startswith(f"take {env.goal.target} ") and a.endswith(f" from {here}")
+    }
+    assert absent and not any(a[len("take ") : -len(f" from {here}")] in present for a in absent)
+
+
 def test_mask_supervises_expert_turns_only_and_trl_keeps_it(tmp_path: Path) -> None:
     from reharness.models.tiny.tokenizer import IM_END, demo_texts, encode_demo, train_tokenizer
     from reharness.models.tiny.train import make_trainer

@@ -58,16 +58,34 @@ class Demo:
 
 
 def _household_perturbation(env: Any, rng: random.Random) -> str:
-    # half: a random admissible command; half: a near miss (the expert's command with a wrong number), the
-    # failure the naive spike showed most (right receptacle type, wrong instance)
+    # a third each: an absent take (the goal's object type taken from where the agent stands although it is
+    # not there: trained tiny agents open a container and take the target without reading what is in it), a
+    # near miss (the expert's command with a wrong instance number: right receptacle type, wrong instance)
+    # and a random admissible command
+    draw = rng.random()
+    if draw < 1 / 3:
+        absent = _absent_take(env, rng)
+        if absent is not None:
+            return absent
     expert = str(env.expert_action())
     numbers = _NUMBER.findall(expert)
-    if numbers and rng.random() < 0.5:
+    if numbers and draw < 2 / 3:
         target = rng.choice(numbers)
         wrong = str(max(1, int(target) + rng.choice((-2, -1, 1, 2, 3))))
         if wrong != target:
             return _NUMBER.sub(lambda m: wrong if m.group() == target else m.group(), expert, count=1)
     return str(env.random_action(rng))
+
+
+def _absent_take(env: Any, rng: random.Random) -> str | None:
+    """``take <goal object> N from <here>`` naming an object that is not where the agent stands."""
+    world, goal = env.world, env.goal
+    if world is None or goal is None or world.held is not None or world.location is None:
+        return None
+    here = world.location
+    present = {obj for obj, loc in world.obj_loc.items() if loc == here}
+    name = f"{goal.target} {rng.randint(1, 3)}"
+    return None if name in present else f"take {name} from {here}"
 
 
 def _shop_perturbation(env: Any, rng: random.Random) -> str | None:

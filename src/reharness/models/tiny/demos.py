@@ -5,8 +5,9 @@ Each demonstration is one whole episode played by :class:`PerturbedSolver` insid
 language model would be prompted with (system + first user turn + alternating assistant/user turns).
 
 DAgger-style recovery: at each decision the solver, with probability ``perturb_prob``, takes a
-*perturbation* instead of the expert action: a random admissible/well-formed action, or a near miss (the
-expert's command with a wrong instance number). Perturbed assistant turns are marked unsupervised; the
+*perturbation* instead of the expert action: a random admissible/well-formed action, a near miss (the
+expert's command with a wrong instance number) or, in household, an absent take (the goal's object taken
+where it is not). Perturbed assistant turns are marked unsupervised; the
 expert's following turns are supervised, so the data contains off-path states ("Nothing happens.", a wrong
 page, an SQL error) labelled with the correct way back. Perturbations that would end the episode (buy, answer)
 are not drawn.
@@ -82,10 +83,8 @@ def _absent_take(env: Any, rng: random.Random) -> str | None:
     world, goal = env.world, env.goal
     if world is None or goal is None or world.held is not None or world.location is None:
         return None
-    here = world.location
-    present = {obj for obj, loc in world.obj_loc.items() if loc == here}
     name = f"{goal.target} {rng.randint(1, 3)}"
-    return None if name in present else f"take {name} from {here}"
+    return None if name in world.contents(world.location) else f"take {name} from {world.location}"
 
 
 def _shop_perturbation(env: Any, rng: random.Random) -> str | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reharness.models.tiny.config import Recipe, recipe_for
-from reharness.models.tiny.demos import render_demos
+from reharness.models.tiny.demos import Demo, render_demos
 from reharness.runtime import EpisodeRunner, Harness
 from reharness.runtime.harness import base_harness_config
 
@@ -78,6 +78,37 @@ def test_household_perturbations_include_taking_the_goal_object_where_it_is_not(
         a for a in draws if a and a.startswith(f"take {env.goal.target} ") and a.endswith(f" from {here}")
     }
     assert absent and not any(a[len("take ") : -len(f" from {here}")] in present for a in absent)
+
+
+def _assistant_runs(demo: Demo) -> list[tuple[str, int, bool]]:
+    """(action, run length, supervised flag of the turn after the run) for each run of perturbed turns."""
+    replies = [m.content for m in demo.messages if m.role == "assistant"]
+    runs, i = [], 0
+    while i < len(replies):
+        if demo.supervised[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(replies) and not demo.supervised[j + 1] and replies[j + 1] == replies[i]:
+            j += 1
+        runs.append((replies[i], j - i + 1, j + 1 < len(replies) and demo.supervised[j + 1]))
+        i = j + 1
+    return runs
+
+
+def test_repeated_perturbations_show_the_way_out_of_a_loop() -> None:
+    """With ``repeat_prob`` the demos contain the loop trained agents fall into (the same failed command
+    again and again) followed by the expert's way out; without it the default data is unchanged."""
+    looped, _ = render_demos("household", 40, seed=2, perturb_prob=0.12, repeat_prob=0.6)
+    plain, _ = render_demos("household", 40, seed=2, perturb_prob=0.12)
+    default, _ = render_demos("household", 40, seed=2, perturb_prob=0.12, repeat_prob=0.0)
+    assert [d.messages for d in plain] == [d.messages for d in default]
+    long_runs = [run for demo in looped for run in _assistant_runs(demo) if run[1] >= 2]
+    plain_runs = [run for demo in plain for run in _assistant_runs(demo) if run[1] >= 2]
+    assert len(long_runs) >= 5 and len(long_runs) > 3 * len(plain_runs)
+    # a run ends in the expert's supervised way out (or, rarely, in a fresh perturbation)
+    assert sum(after for _, _, after in long_runs) >= 0.7 * len(long_runs)
+    assert all(d.success for d in looped)  # the expert still finishes every task
 
 
 def test_mask_supervises_expert_turns_only_and_trl_keeps_it(tmp_path: Path) -> None:

@@ -64,6 +64,12 @@ class Recipe(BaseModel):
     perturb_prob: float = Field(
         0.12, ge=0, lt=1, description="Share of solver turns replaced by perturbations."
     )
+    repeat_prob: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="Chance that a perturbed turn is repeated on the next turn (runs of the same mistake).",
+    )
     thoughts: bool = Field(False, description="Demos write a 'Think:' state summary before each action.")
     interventions: bool = Field(
         False, description="Demos contain harness hints, blocks and reminders that the expert heeds."

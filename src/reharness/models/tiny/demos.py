@@ -7,10 +7,11 @@ language model would be prompted with (system + first user turn + alternating as
 DAgger-style recovery: at each decision the solver, with probability ``perturb_prob``, takes a
 *perturbation* instead of the expert action: a random admissible/well-formed action, a near miss (the
 expert's command with a wrong instance number) or, in household, an absent take (the goal's object taken
-where it is not). Perturbed assistant turns are marked unsupervised; the
-expert's following turns are supervised, so the data contains off-path states ("Nothing happens.", a wrong
-page, an SQL error) labelled with the correct way back. Perturbations that would end the episode (buy, answer)
-are not drawn.
+where it is not). With ``repeat_prob`` a perturbation is repeated on the next turn (runs of the same failed
+command, the loop trained agents fall into after "Nothing happens."). Perturbed assistant turns are marked
+unsupervised; the expert's following turns are supervised, so the data contains off-path states ("Nothing
+happens.", a wrong page, an SQL error) labelled with the correct way back. Perturbations that
+would end the episode (buy, answer) are not drawn.
 
 Everything is a pure function of (env, split, episode count, seed, perturbation settings): same arguments,
 same demonstrations (tested).
@@ -148,8 +149,11 @@ class PerturbedSolver(Agent):
         env: Any = None,
         protocol: str = "text",
         record_facts: bool = False,
+        repeat_prob: float = 0.0,
     ) -> None:
         self.env_name = env_name
+        self.repeat_prob = repeat_prob
+        self.previous_perturbation: str | None = None
         self.record_facts = record_facts  # only demos with interventions need them (costly per turn)
         self.perturb_prob = perturb_prob
         self.thoughts = thoughts
@@ -162,17 +166,27 @@ class PerturbedSolver(Agent):
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
         return PerturbedSolver(
-            self.env_name, self.perturb_prob, self.thoughts, env, protocol, self.record_facts
+            self.env_name,
+            self.perturb_prob,
+            self.thoughts,
+            env,
+            protocol,
+            self.record_facts,
+            self.repeat_prob,
         )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         rng = random.Random(derive_seed("perturb", request.seed))
         thought = thought_for(self.env_name, self.env) if self.thoughts else None
-        action: str | None = None
-        if rng.random() < self.perturb_prob:
-            action = perturbation(self.env_name, self.env, rng)
-        self.supervised.append(action is None)
         expert = str(self.env.expert_action())
+        action: str | None = None
+        repeat = self.previous_perturbation
+        if self.repeat_prob and repeat is not None and repeat != expert and rng.random() < self.repeat_prob:
+            action = repeat  # the same mistake again: trained agents loop on a failed command
+        elif rng.random() < self.perturb_prob:
+            action = perturbation(self.env_name, self.env, rng)
+        self.previous_perturbation = action
+        self.supervised.append(action is None)
         if self.record_facts:
             premature = _premature(self.env_name, self.env, expert, rng)
             self.facts.append(
@@ -197,14 +211,22 @@ class _Recorder(Agent):
 
     policy_id = "perturbed-solver"
 
-    def __init__(self, env_name: str, perturb_prob: float, thoughts: bool, record_facts: bool) -> None:
+    def __init__(
+        self, env_name: str, perturb_prob: float, thoughts: bool, record_facts: bool, repeat_prob: float
+    ) -> None:
         self.env_name, self.perturb_prob, self.thoughts = env_name, perturb_prob, thoughts
-        self.record_facts = record_facts
+        self.record_facts, self.repeat_prob = record_facts, repeat_prob
         self.bound: PerturbedSolver | None = None
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
         self.bound = PerturbedSolver(
-            self.env_name, self.perturb_prob, self.thoughts, env, protocol, self.record_facts
+            self.env_name,
+            self.perturb_prob,
+            self.thoughts,
+            env,
+            protocol,
+            self.record_facts,
+            self.repeat_prob,
         )
         return self.bound
 
@@ -248,10 +270,13 @@ def render_demo(
     perturb_prob: float,
     thoughts: bool = False,
     interventions: InterventionRates | None = None,
+    repeat_prob: float = 0.0,
 ) -> Demo:
     """Play task ``index`` with the perturbed solver and return the whole conversation (with harness
     interventions added when ``interventions`` is given; see :mod:`.interventions`)."""
-    recorder = _Recorder(env_name, perturb_prob, thoughts, record_facts=interventions is not None)
+    recorder = _Recorder(
+        env_name, perturb_prob, thoughts, record_facts=interventions is not None, repeat_prob=repeat_prob
+    )
     episode_seed = derive_seed("demo", seed, index)
     task = env.get_task(index)
     record = asyncio.run(
@@ -293,6 +318,7 @@ def iter_demos(
     split: str = "train",
     thoughts: bool = False,
     interventions: InterventionRates | None = None,
+    repeat_prob: float = 0.0,
 ) -> Iterator[Demo]:
     """Render ``n`` demonstrations from ``split`` (task ``i`` of a seeded sample; deterministic)."""
     harness = Harness.base(env_name)
@@ -300,7 +326,9 @@ def iter_demos(
     rng = random.Random(derive_seed("demo-tasks", env_name, split, seed))
     indices = rng.sample(range(env.num_tasks()), n)
     for index in indices:
-        yield render_demo(env, env_name, harness, index, seed, perturb_prob, thoughts, interventions)
+        yield render_demo(
+            env, env_name, harness, index, seed, perturb_prob, thoughts, interventions, repeat_prob
+        )
 
 
 def render_demos(
@@ -311,10 +339,11 @@ def render_demos(
     split: str = "train",
     thoughts: bool = False,
     interventions: InterventionRates | None = None,
+    repeat_prob: float = 0.0,
 ) -> tuple[list[Demo], DemoStats]:
     """All ``n`` demonstrations and their counts."""
     demos, stats = [], DemoStats()
-    for demo in iter_demos(env_name, n, seed, perturb_prob, split, thoughts, interventions):
+    for demo in iter_demos(env_name, n, seed, perturb_prob, split, thoughts, interventions, repeat_prob):
         demos.append(demo)
         stats.add(demo)
     return demos, stats

@@ -84,6 +84,7 @@ def build_dataset(
         recipe.num_demos,
         seed=seed,
         perturb_prob=recipe.perturb_prob,
+        repeat_prob=recipe.repeat_prob,
         thoughts=recipe.thoughts,
         interventions=rates,
     )
@@ -107,6 +108,7 @@ def build_dataset(
             "mean_tokens": round(sum(lengths) / len(lengths), 1),
             "vocab_size": len(tokenizer),
             "perturb_prob": recipe.perturb_prob,
+            "repeat_prob": recipe.repeat_prob,
             "interventions": asdict(rates) if rates else None,
             "harness_notes": sum(m.content.count("[Harness]") for d in demos for m in d.messages),
             "split": "train",

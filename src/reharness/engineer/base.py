@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
 
 #: The engineer specs :func:`make_engineer` knows (``llm:`` takes a model backend spec after it).
-ENGINEER_SPECS: tuple[str, ...] = ("operators", "self-refine", "llm:BACKEND")
+ENGINEER_SPECS: tuple[str, ...] = ("operators", "self-refine", "llm:BACKEND", "hf:PATH")
 #: Error code of a proposal whose patch names another environment than the packet's.
 WRONG_ENV = "wrong_env"
 #: Error code of a proposal whose model call failed (HTTP error, timeout, backend crash).
@@ -121,8 +121,11 @@ def finish_reply(raw_reply: str, packet: FailurePacket, meta: dict[str, Any]) ->
 
 def make_engineer(spec: str, **options: Any) -> Engineer:
     """The engineer named by ``spec``: ``operators``, ``self-refine`` or ``llm:BACKEND_SPEC``
-    (``llm:openai:MODEL@URL``, ``llm:tiny:NAME``, ``llm:hf:PATH``); ``options`` go to its constructor."""
+    (``llm:openai:MODEL@URL``, ``llm:tiny:NAME``, ``llm:hf:PATH``; ``hf:PATH`` is short for ``llm:hf:PATH``,
+    e.g. an engineer trained by ``reharness train engineer``); ``options`` go to its constructor."""
     name = spec.strip()
+    if name.startswith("hf:") and name[3:].strip():
+        name = "llm:" + name
     if name == "operators":
         from reharness.engineer.operators import OperatorEngineer
 

@@ -11,7 +11,9 @@ with a stable ``error_code``: ``backend_error`` (the model call failed), the rep
 
 The backend is built lazily from the spec (``openai:MODEL@URL``, ``tiny:NAME``, ``hf:PATH``) on first use,
 so constructing the engineer costs nothing; an already built :class:`~reharness.runtime.Agent` can be
-passed instead.
+passed instead. The prompt is Harness-R1's full prompt unless ``prompt_style`` says otherwise; an ``hf:PATH``
+engineer trained by ``reharness train engineer`` records its style (and reply budget) in its model directory
+(:mod:`reharness.engineer.compact`), which is used when no style is passed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, SamplingParams
 from reharness.engineer.base import BACKEND_ERROR, Engineer, Proposal, finish_reply
-from reharness.engineer.prompts import build_messages
+from reharness.engineer.compact import PromptStyle, build_prompt, style_of_model_dir
 
 if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
@@ -38,13 +40,19 @@ class LLMEngineer(Engineer):
         *,
         temperature: float = 0.7,
         top_p: float = 0.95,
-        max_tokens: int = 4096,
+        max_tokens: int | None = None,
         concurrency: int = 8,
         backend: Agent | None = None,
+        prompt_style: PromptStyle | None = None,
         **backend_options: Any,
     ) -> None:
         self.spec = backend_spec
         self.name = f"llm:{backend_spec}"
+        if prompt_style is None and backend_spec.startswith("hf:"):
+            prompt_style = style_of_model_dir(backend_spec[3:].strip())
+        self.prompt_style = prompt_style or PromptStyle()
+        if max_tokens is None:
+            max_tokens = self.prompt_style.max_new_tokens or 4096
         self.sampling = SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
         self.concurrency = max(1, concurrency)
         self.backend_options = backend_options
@@ -61,7 +69,7 @@ class LLMEngineer(Engineer):
 
     def requests(self, packet: FailurePacket, n: int, seed: int = 0) -> list[ChatRequest]:
         """The ``n`` chat requests of :meth:`propose` (same prompt, seeds derived from ``seed`` and index)."""
-        messages = build_messages(packet)
+        messages = build_prompt(packet, self.prompt_style)
         return [
             ChatRequest(
                 messages=messages,

@@ -1,0 +1,182 @@
+"""Cold-start SFT of the engineer: TRL ``SFTTrainer`` on (packet prompt → teacher reply) pairs.
+
+The SFT set is the kept teacher replies of the ``train`` split (:mod:`.data`); the ``valid`` split's examples,
+when there are any, give the eval loss written to the model directory (model selection). Examples are
+conversational prompt/completion pairs, so TRL puts the loss on the reply tokens only
+(``completion_only_loss``) and the prompt is rendered by the model's own chat template — the same
+rendering the ``hf:`` backend uses at inference. Examples longer than the model's context are left out
+(counted), never truncated mid-reply.
+
+Without ``base`` the engineer is the built-in tiny one, trained from scratch (tokenizer included) with the
+compact prompt; with ``base`` any local Hugging Face causal LM with a chat template is fine-tuned (full prompt
+by default, learning rate 1e-5 as in Harness-R1).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reharness.core.errors import ConfigError, DataError
+from reharness.engineer.compact import PromptStyle
+from reharness.training.engineer_model import SHAPES, row_prompt
+
+
+class SFTStageConfig(BaseModel):
+    """Options of ``reharness train engineer --stage sft`` (validated, frozen, written to the out dir)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data: str = Field(description="Directory of collected records (batches.jsonl).")
+    out: str
+    envs: list[str] | None = Field(None, description="Only rows of these environments (default: all).")
+    base: str | None = Field(None, description="A local HF model dir to fine-tune (default: tiny engineer).")
+    size: Literal["S", "micro"] = "S"
+    prompt: Literal["full", "compact"] | None = Field(None, description="Default: compact tiny, full base.")
+    max_prompt_chars: int = Field(1500, gt=200)
+    max_new_tokens: int = Field(1536, gt=0)
+    steps: int = Field(300, gt=0)
+    batch_size: int = Field(4, gt=0, description="Examples per optimizer step (gradient accumulation).")
+    learning_rate: float | None = Field(None, gt=0, description="Default: 2e-3 tiny, 1e-5 base.")
+    seed: int = 0
+    report_to: list[str] = Field(default_factory=list, description="e.g. ['tensorboard'].")
+
+    @classmethod
+    def build(cls, **values: Any) -> SFTStageConfig:
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness train engineer --help`") from None
+
+    @property
+    def style(self) -> PromptStyle:
+        kind = self.prompt or ("full" if self.base else "compact")
+        return PromptStyle(kind=kind, max_chars=self.max_prompt_chars, max_new_tokens=self.max_new_tokens)
+
+    @property
+    def lr(self) -> float:
+        return self.learning_rate or (1e-5 if self.base else 2e-3)
+
+
+def examples(rows: list[dict[str, Any]], style: PromptStyle) -> list[dict[str, Any]]:
+    """Conversational prompt/completion examples of SFT rows."""
+    return [
+        {
+            "prompt": row_prompt(row, style),
+            "completion": [{"role": "assistant", "content": row["reply"]}],
+        }
+        for row in rows
+    ]
+
+
+def _fits(example: dict[str, Any], tokenizer: Any, limit: int) -> bool:
+    text = tokenizer.apply_chat_template(example["prompt"] + example["completion"], tokenize=False)
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"]) <= limit
+
+
+def select_rows(config: SFTStageConfig, split: str) -> list[dict[str, Any]]:
+    from reharness.training.data import read_records, sft_rows
+
+    records = read_records(config.data)
+    if not records:
+        raise DataError(
+            f"no collected batches in {config.data!r}",
+            hint="collect packets first: `reharness train engineer --stage sft` collects them into --data",
+        )
+    rows = sft_rows(records, split)
+    return [r for r in rows if config.envs is None or r["env"] in config.envs]
+
+
+def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
+    """Train the engineer on the SFT set into ``config.out``; returns the summary written to engineer.json."""
+    import datasets
+    import torch
+    from trl import SFTConfig, SFTTrainer
+
+    from reharness.training.engineer_model import (
+        build_tiny_engineer,
+        check_model_dir,
+        corpus,
+        count_params,
+        load_engineer,
+        save_engineer,
+    )
+    from reharness.training.progress import progress_callbacks
+
+    datasets.disable_progress_bars()
+    started = time.perf_counter()
+    style = config.style
+    train_rows, valid_rows = select_rows(config, "train"), select_rows(config, "valid")
+    if not train_rows:
+        raise DataError(
+            f"the SFT set in {config.data!r} has no train examples"
+            + (f" for envs {config.envs}" if config.envs else ""),
+            hint="collect more train batches (--batches) or use a stronger --teacher",
+        )
+    if config.base:
+        root = check_model_dir(config.base, "--base", "pass a local Hugging Face model directory")
+        tokenizer, model, _ = load_engineer(root)
+    else:
+        shape = SHAPES[config.size]
+        tokenizer, model = build_tiny_engineer(corpus(train_rows + valid_rows, style), shape, config.seed)
+    limit = int(getattr(model.config, "max_position_embeddings", 0) or 1 << 30)
+    train = [e for e in examples(train_rows, style) if _fits(e, tokenizer, limit)]
+    valid = [e for e in examples(valid_rows, style) if _fits(e, tokenizer, limit)]
+    if not train:
+        raise DataError(
+            f"every SFT example is longer than the model's context ({limit} tokens)",
+            hint="lower --max-prompt-chars or use a model with a longer context",
+        )
+    out = Path(config.out)
+    args = SFTConfig(
+        output_dir=str(out / "checkpoints"),
+        max_steps=config.steps,
+        per_device_train_batch_size=1,
+        gradient_accumulation_steps=config.batch_size,
+        learning_rate=config.lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=max(0, config.steps // 20),
+        max_grad_norm=1.0,
+        activation_checkpointing=False,
+        max_length=limit,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        seed=config.seed,
+        data_seed=config.seed,
+        logging_steps=max(1, config.steps // 20),
+        save_strategy="no",
+        report_to=config.report_to,
+        disable_tqdm=progress is not None,
+        dataloader_num_workers=0,
+    )
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=datasets.Dataset.from_list(train),
+        eval_dataset=datasets.Dataset.from_list(valid) if valid else None,
+        processing_class=tokenizer,
+        callbacks=progress_callbacks(progress, config.steps),
+    )
+    trainer.train()
+    eval_loss = trainer.evaluate()["eval_loss"] if valid else None
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    summary = {
+        "stage": "sft",
+        "config": config.model_dump(mode="json"),
+        "envs": sorted({r["env"] for r in train_rows}),
+        "examples": {"train": len(train), "valid": len(valid), "too_long": len(train_rows) - len(train)},
+        "params": count_params(trainer.model),
+        "final_loss": losses[-1] if losses else None,
+        "loss_curve": [round(v, 4) for v in losses],
+        "eval_loss": eval_loss,
+        "train_seconds": round(time.perf_counter() - started, 1),
+        "torch_threads": torch.get_num_threads(),
+    }
+    save_engineer(trainer.model, tokenizer, out, style, summary)
+    return summary

@@ -1,0 +1,216 @@
+"""Outcome-based GRPO of the engineer with TRL's ``GRPOTrainer`` (Harness-R1 stage 2).
+
+Each optimizer step samples ``k`` replies for each of ``packets_per_step`` train packets (temperature 0.7,
+top-p 0.95), scores every reply by paired rerun on its packet's batch (:class:`.rerun.PairedRerunReward`:
+same tasks and seeds, one cached baseline, invalid ⇒ 0), normalises rewards within each packet's group
+(``scale_rewards="group"``: advantage (r − μ)/σ shared by all tokens of a reply) and takes one clipped
+token-mean surrogate step (``loss_type="dapo"``) with asymmetric clipping ε_low 0.20 / ε_high 0.28 and no KL
+term (``beta=0``), on-policy (one iteration per generation). All of these are fields of
+:class:`GRPOStageConfig`, validated; the resolved config is written to the output directory.
+
+The engineer starts from the SFT model directory (``--stage sft``) and keeps its prompt style. Checkpoints
+are saved every ``save_steps`` under ``OUT/checkpoints`` and a rerun of the same command resumes from the
+last one; patched reruns are stored under ``runs_dir`` (by default the data directory's ``runs``, where the
+baselines already are), so a resumed step loads the reruns it already paid for. Rewards per step are in
+``engineer.json`` (``reward_curve``), every scored reply in ``rewards.jsonl``, and with ``report_to:
+["tensorboard"]`` TRL logs the curves to ``OUT/checkpoints/runs``. ``timing`` gives the wall time per step
+and the share of it spent in paired reruns (the rest: generation and the policy update).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from reharness.core.errors import ConfigError, DataError
+from reharness.engineer.compact import ENGINEER_FILE, PromptStyle
+
+
+class GRPOStageConfig(BaseModel):
+    """Options of ``reharness train engineer --stage grpo`` (validated, frozen, written to the out dir)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data: str = Field(description="Directory of collected records (batches.jsonl).")
+    sft: str = Field(description="Model directory of the SFT engineer to start from.")
+    out: str
+    envs: list[str] | None = Field(None, description="Only packets of these environments (default: all).")
+    k: int = Field(8, ge=2, le=64, description="Completions per packet (num_generations).")
+    packets_per_step: int = Field(1, gt=0, description="Packets per optimizer step.")
+    steps: int = Field(20, gt=0)
+    learning_rate: float = Field(1e-4, gt=0, description="Harness-R1 uses 1e-6 for a 9B engineer.")
+    temperature: float = Field(0.7, gt=0)
+    top_p: float = Field(0.95, gt=0, le=1)
+    epsilon: float = Field(0.2, gt=0, lt=1, description="Lower clip range.")
+    epsilon_high: float = Field(0.28, gt=0, lt=1, description="Upper clip range (asymmetric, DAPO).")
+    beta: float = Field(0.0, ge=0, description="KL coefficient; Harness-R1 uses none (0).")
+    loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo"] = "dapo"
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    max_new_tokens: int | None = Field(None, gt=0, description="Default: the SFT engineer's reply budget.")
+    save_steps: int = Field(10, gt=0)
+    runs_dir: str | None = Field(None, description="Where reruns are stored (default: DATA/runs).")
+    rerun_timeout_s: float | None = Field(1800.0, gt=0)
+    seed: int = 0
+    report_to: list[str] = Field(default_factory=list, description="e.g. ['tensorboard'].")
+
+    @model_validator(mode="after")
+    def _clip_order(self) -> GRPOStageConfig:
+        if self.epsilon_high < self.epsilon:
+            raise ValueError(f"epsilon_high ({self.epsilon_high}) must be >= epsilon ({self.epsilon})")
+        return self
+
+    @classmethod
+    def build(cls, **values: Any) -> GRPOStageConfig:
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness train engineer --help`") from None
+
+
+def check_sft_dir(path: str | Path) -> dict[str, Any]:
+    """The engineer info of an SFT model directory, or a :class:`ConfigError` that names the fix."""
+    import json
+
+    root = Path(path).expanduser()
+    file = root / ENGINEER_FILE
+    if not (root / "config.json").is_file() or not file.is_file():
+        raise ConfigError(
+            f"no SFT engineer in {str(root)!r} (needs config.json and {ENGINEER_FILE})",
+            hint="train one first: reharness train engineer --stage sft --out DIR, then pass --sft DIR",
+        )
+    info: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
+    return info
+
+
+def train_rows(config: GRPOStageConfig) -> list[dict[str, Any]]:
+    """The packet rows GRPO trains on: train split, failures found, optionally only ``config.envs``."""
+    from reharness.training.data import packet_rows, read_records
+
+    rows = packet_rows(read_records(config.data), "train")
+    rows = [r for r in rows if config.envs is None or r["env"] in config.envs]
+    if not rows:
+        raise DataError(
+            f"no train packets in {config.data!r}" + (f" for envs {config.envs}" if config.envs else ""),
+            hint="collect them first with `reharness train engineer --stage sft` (or --stage data)",
+        )
+    return rows
+
+
+def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
+    """The ``trl.GRPOConfig`` of a stage config (CPU, on-policy, one packet group per micro-batch)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(Path(config.out) / "checkpoints"),
+        max_steps=config.steps,
+        per_device_train_batch_size=config.k,
+        gradient_accumulation_steps=config.packets_per_step,
+        num_generations=config.k,
+        num_iterations=1,
+        max_completion_length=max_new_tokens,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        epsilon=config.epsilon,
+        epsilon_high=config.epsilon_high,
+        beta=config.beta,
+        loss_type=config.loss_type,
+        scale_rewards=config.scale_rewards,
+        learning_rate=config.learning_rate,
+        lr_scheduler_type="constant",
+        max_grad_norm=1.0,
+        remove_unused_columns=False,
+        activation_checkpointing=False,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        seed=config.seed,
+        data_seed=config.seed,
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        report_to=config.report_to,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
+
+
+def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = None) -> dict[str, Any]:
+    """Train the SFT engineer with GRPO into ``config.out``; returns the summary written to engineer.json.
+
+    ``agents`` (env → target agent) overrides the agents recorded with the packets (tests, shared models).
+    """
+    import datasets
+    import torch
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOTrainer
+
+    from reharness.training.engineer_model import count_params, load_engineer, row_prompt, save_engineer
+    from reharness.training.progress import progress_callbacks, step_timer
+    from reharness.training.rerun import PairedRerunReward
+
+    datasets.disable_progress_bars()
+    sft_info = check_sft_dir(config.sft)
+    rows = train_rows(config)
+    old = PromptStyle.model_validate(sft_info.get("prompt_style") or {})
+    max_new = config.max_new_tokens or old.max_new_tokens or 1024
+    style = old.model_copy(update={"max_new_tokens": max_new})
+    tokenizer, model, _ = load_engineer(config.sft)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dataset = datasets.Dataset.from_list(
+        [{"prompt": row_prompt(r, style), "packet_id": r["packet_id"]} for r in rows]
+    )
+    reward = PairedRerunReward(
+        rows,
+        config.runs_dir or Path(config.data) / "runs",
+        agents=agents,
+        timeout_s=config.rerun_timeout_s,
+        log_path=out / "rewards.jsonl",
+    )
+    timer = step_timer()
+    started = time.perf_counter()
+    try:
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[cast(Any, reward)],
+            args=trl_config(config, max_new),
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[timer, *progress_callbacks(progress, config.steps, "grpo")],
+        )
+        checkpoints = out / "checkpoints"
+        last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+        trainer.train(resume_from_checkpoint=last)
+    finally:
+        reward.close()
+    history = trainer.state.log_history
+    seconds = sum(timer.seconds)
+    summary = {
+        "stage": "grpo",
+        "config": config.model_dump(mode="json"),
+        "sft": {"path": str(config.sft), "examples": sft_info.get("examples")},
+        "envs": sorted({r["env"] for r in rows}),
+        "packets": len(rows),
+        "params": count_params(trainer.model),
+        "resumed_from": last,
+        "reward_curve": [round(float(h["reward"]), 6) for h in history if "reward" in h],
+        "reward_std_curve": [round(float(h.get("reward_std", 0.0)), 6) for h in history if "reward" in h],
+        "valid_frac_curve": [
+            round(float(h["rerun/valid_frac"]), 4) for h in history if "rerun/valid_frac" in h
+        ],
+        "timing": {
+            "steps_timed": len(timer.seconds),
+            "seconds_per_step": round(seconds / max(1, len(timer.seconds)), 3),
+            "rerun_seconds": round(reward.seconds, 3),
+            "rerun_share": round(reward.seconds / seconds, 4) if seconds else None,
+            "total_seconds": round(time.perf_counter() - started, 1),
+        },
+        "torch_threads": torch.get_num_threads(),
+    }
+    save_engineer(trainer.model, tokenizer, out, style, summary)
+    return summary

@@ -1,0 +1,108 @@
+"""The GRPO reward (paired rerun of each completion) and GRPO training of the micro engineer, with resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from targets import SNAP, ClumsySolver
+
+from reharness.core.errors import ConfigError
+from reharness.engineer.base import render_reply
+from reharness.engineer.baseline import Baseline, Target, get_baseline
+from reharness.engineer.paired import PairingError, evaluate_patch
+from reharness.patches import Patch
+from reharness.runtime import RunSpec
+from reharness.runtime.harness import HarnessConfig
+from reharness.training.data import packet_rows, read_records
+from reharness.training.grpo import GRPOStageConfig, run_grpo
+from reharness.training.rerun import PairedRerunReward
+
+HARMFUL = Patch(
+    {"before_action": "def hook(ctx, nb):\n    return {'type': 'force_action', 'action': 'look'}\n"},
+    "always look",
+    "household",
+)
+SILENT = Patch({"after_feedback": "def hook(ctx, nb):\n    return None\n"}, "does nothing", "household")
+
+
+def _reply(patch: Patch) -> list[dict[str, str]]:
+    return [{"role": "assistant", "content": render_reply(patch, "the agent writes near-miss commands")}]
+
+
+def test_reward_is_the_paired_delta_of_each_completion(micro_data: Path, tmp_path: Path) -> None:
+    rows = packet_rows(read_records(micro_data), "train")[:2]
+    first, second = rows[0]["packet_id"], rows[1]["packet_id"]
+    reward = PairedRerunReward(
+        rows, micro_data / "runs", agents={"household": ClumsySolver()}, log_path=tmp_path / "r.jsonl"
+    )
+    completions = [_reply(SNAP), [{"role": "assistant", "content": "<think>hmm"}], _reply(HARMFUL)]
+    completions += [_reply(SILENT), _reply(SNAP), _reply(SNAP)]
+    ids = [first] * 4 + [second] * 2
+    try:
+        rewards = reward(prompts=[None] * 6, completions=completions, packet_id=ids)
+        assert all(base.cached for base in reward._baselines.values())  # the collection's baselines
+    finally:
+        reward.close()
+    expected = evaluate_patch(SNAP, _baseline(rows[0], micro_data), ClumsySolver(), tmp_path)
+    assert rewards[0] == asyncio.run(expected).delta > 0
+    assert rewards[1] == 0.0 and rewards[3] == 0.0  # unparsable; degenerate (never fires)
+    assert rewards[2] < 0  # harmful patches are penalised, not clipped to 0
+    assert rewards[4] == rewards[5] > 0  # same patch, same tasks and seeds: same reward
+    log = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [e["status"] for e in log] == ["ok", "invalid", "ok", "degenerate", "ok", "ok"]
+    assert [e["delta"] for e in log] == rewards
+
+
+def _baseline(row: dict[str, Any], micro_data: Path) -> Baseline:
+    spec = RunSpec.model_validate(row["spec"])
+    target = Target(HarnessConfig.model_validate(row["harness"]))
+    return asyncio.run(get_baseline(spec, ClumsySolver(), target, micro_data / "runs"))
+
+
+def test_reward_refuses_a_batch_whose_tasks_changed(micro_data: Path) -> None:
+    row = dict(packet_rows(read_records(micro_data), "train")[0])
+    row["tasks"] = list(reversed(row["tasks"]))
+    reward = PairedRerunReward([row], micro_data / "runs", agents={"household": ClumsySolver()})
+    try:
+        with pytest.raises(PairingError, match="cannot pair"):
+            reward(prompts=[None], completions=[_reply(SNAP)], packet_id=[row["packet_id"]])
+    finally:
+        reward.close()
+
+
+def test_grpo_trains_and_resumes_from_its_checkpoint(
+    micro_engineer: Path, micro_data: Path, tmp_path: Path
+) -> None:
+    values = dict(
+        data=str(micro_data), sft=str(micro_engineer), out=str(tmp_path), k=2, steps=2, max_new_tokens=32,
+        save_steps=1,
+    )  # fmt: skip
+    agents = {"household": ClumsySolver()}
+    summary = run_grpo(GRPOStageConfig(**values), agents=agents)
+    assert summary["stage"] == "grpo" and summary["resumed_from"] is None
+    assert len(summary["reward_curve"]) == 2 and summary["timing"]["steps_timed"] == 2
+    assert 0 <= summary["timing"]["rerun_share"] <= 1
+    assert (tmp_path / "checkpoints" / "checkpoint-2").is_dir()
+    info = json.loads((tmp_path / "engineer.json").read_text())
+    assert info["prompt_style"]["kind"] == "compact" and info["prompt_style"]["max_new_tokens"] == 32
+    assert info["config"]["epsilon"] == 0.2 and info["config"]["epsilon_high"] == 0.28
+    assert info["config"]["beta"] == 0.0
+    log = [json.loads(line) for line in (tmp_path / "rewards.jsonl").read_text().splitlines()]
+    assert len(log) == 4 and {e["step"] for e in log} == {0, 1}  # k=2 completions per step
+    resumed = run_grpo(GRPOStageConfig(**(values | {"steps": 3})), agents=agents)
+    assert str(resumed["resumed_from"]).endswith("checkpoint-2")
+    assert len((tmp_path / "rewards.jsonl").read_text().splitlines()) == 6  # only step 3 ran
+
+
+def test_grpo_config_and_errors_name_the_fix(tmp_path: Path, micro_data: Path) -> None:
+    with pytest.raises(ConfigError, match="--k"):
+        GRPOStageConfig.build(data="d", sft="s", out="o", k=1)
+    with pytest.raises(ConfigError, match="epsilon_high"):
+        GRPOStageConfig.build(data="d", sft="s", out="o", epsilon=0.3, epsilon_high=0.2)
+    with pytest.raises(ConfigError, match="no SFT engineer") as err:
+        run_grpo(GRPOStageConfig(data=str(micro_data), sft=str(tmp_path), out=str(tmp_path / "o")))
+    assert "--stage sft" in str(err.value.hint)

@@ -12,6 +12,7 @@ from reharness.cli.packet_cmd import packet
 from reharness.cli.patch_cmd import patch_app
 from reharness.cli.run_cmd import run
 from reharness.cli.show_cmd import export, show
+from reharness.cli.train_cmd import train_app
 
 app = typer.Typer(
     name="reharness",
@@ -43,6 +44,7 @@ app.command()(improve)
 app.command()(demo)
 app.add_typer(patch_app, name="patch")
 app.add_typer(agent_app, name="agent")
+app.add_typer(train_app, name="train")
 
 
 if __name__ == "__main__":  # pragma: no cover

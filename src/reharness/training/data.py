@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed, stable_hash
 
 if TYPE_CHECKING:
@@ -55,6 +56,15 @@ class DataConfig(BaseModel):
     seed: int = 0
     concurrency: int = Field(8, gt=0, le=256)
     candidate_timeout_s: float | None = Field(1800.0, gt=0)
+
+    @classmethod
+    def build(cls, **values: Any) -> DataConfig:
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness train engineer --help`") from None
 
     def agent_for(self, env: str) -> str:
         return self.agent.replace("{env}", env)

@@ -150,7 +150,7 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
     from trl import GRPOTrainer
 
     from reharness.training.engineer_model import count_params, load_engineer, row_prompt, save_engineer
-    from reharness.training.progress import progress_callbacks, step_timer
+    from reharness.training.progress import progress_callbacks, quiet, step_timer
     from reharness.training.rerun import PairedRerunReward
 
     datasets.disable_progress_bars()
@@ -183,6 +183,8 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
             processing_class=tokenizer,
             callbacks=[timer, *progress_callbacks(progress, config.steps, "grpo")],
         )
+        if progress is not None:
+            quiet(trainer)
         checkpoints = out / "checkpoints"
         last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
         trainer.train(resume_from_checkpoint=last)

@@ -48,3 +48,11 @@ def step_timer() -> Any:
             self.seconds.append(time.perf_counter() - self._start)
 
     return _Timer()
+
+
+def quiet(trainer: Any) -> None:
+    """Remove the trainer's own printed logs and tqdm bars (when a progress callback draws them instead)."""
+    from transformers import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)

@@ -106,7 +106,7 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
         load_engineer,
         save_engineer,
     )
-    from reharness.training.progress import progress_callbacks
+    from reharness.training.progress import progress_callbacks, quiet
 
     datasets.disable_progress_bars()
     started = time.perf_counter()
@@ -163,6 +163,8 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
         processing_class=tokenizer,
         callbacks=progress_callbacks(progress, config.steps),
     )
+    if progress is not None:
+        quiet(trainer)
     trainer.train()
     eval_loss = trainer.evaluate()["eval_loss"] if valid else None
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]

@@ -1,0 +1,238 @@
+"""``reharness train engineer``: collect packets, cold-start SFT and GRPO of the harness engineer.
+
+Layout of ``--out DIR``: ``DIR/data`` (batch records, ``packets.parquet``, ``sft.parquet``, cached runs),
+``DIR/sft`` and ``DIR/grpo`` (HF model directories, usable as ``--engineer hf:DIR/grpo`` in
+``reharness improve``). Every stage first completes the data collection (resumable: batches already recorded
+are skipped), then trains; the resolved options of each stage are written to ``train_config.json`` in its
+directory before anything runs. Progress goes to stderr; with ``--json`` stdout holds one JSON summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.core.errors import ConfigError
+
+train_app = typer.Typer(help="Train harness engineers (Harness-R1: cold-start SFT, then GRPO).")
+ALL_ENVS = ("household", "shop", "db")
+STAGES = ("data", "sft", "grpo")
+#: options of a collection that may grow on a rerun (more batches); anything else must match
+_GROWABLE = {"train_batches", "valid_batches", "concurrency", "candidate_timeout_s"}
+CONFIG_FILE = "train_config.json"
+
+
+def resolve_envs(env: str) -> list[str]:
+    """``all`` → every built-in environment; otherwise the one named (checked, with did-you-mean)."""
+    from reharness.envs.registry import resolve_env_name
+
+    if env.strip() == "all":
+        return list(ALL_ENVS)
+    return [resolve_env_name(env.strip()).name]
+
+
+def _write_config(directory: Path, data: dict[str, Any]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    (directory / CONFIG_FILE).write_text(text, encoding="utf-8")
+
+
+def _check_same_collection(directory: Path, config: Any) -> None:
+    """Refuse to mix records of different collections in one data directory."""
+    file = directory / CONFIG_FILE
+    if not file.is_file():
+        return
+    old = json.loads(file.read_text(encoding="utf-8"))
+    new = config.model_dump(mode="json")
+    for key in sorted(set(old) | set(new)):
+        if key not in _GROWABLE and old.get(key) != new.get(key):
+            raise ConfigError(
+                f"{directory} holds packets collected with {key}={old.get(key)!r}, not {new.get(key)!r}",
+                hint="use another --out, or the options of the first collection",
+            )
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=stderr,
+    )
+
+
+def collect(config: Any, directory: Path, progress: Progress) -> list[dict[str, Any]]:
+    """Run (or finish) the data collection with a progress bar; export the Parquet datasets."""
+    from reharness.training.data import Collector, export
+
+    _check_same_collection(directory, config)
+    _write_config(directory, config.model_dump(mode="json"))
+    collector = Collector(config, directory)
+    bar = progress.add_task("packets", total=len(collector.plan()), note="")
+
+    def on_batch(key: str, record: dict[str, Any] | None) -> None:
+        note = f"{key} (recorded)" if record is None else f"{key}: Δ {record.get('delta') or 0:+.3f}"
+        progress.update(bar, advance=1, note=note)
+
+    records = asyncio.run(Collector(config, directory, on_batch=on_batch).run())
+    export(directory, records)
+    return records
+
+
+def _bar(progress: Progress) -> Any:
+    bars: dict[str, TaskID] = {}
+
+    def report(stage: str, step: int, total: int, metrics: dict[str, float]) -> None:
+        if stage not in bars:
+            bars[stage] = progress.add_task(stage, total=total, note="")
+        note = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k in ("loss", "reward", "eval_loss"))
+        progress.update(bars[stage], completed=step, **({"note": note} if note else {}))
+
+    return report
+
+
+@train_app.command("engineer")
+@friendly_errors
+def engineer(
+    env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
+    stage: Annotated[str, typer.Option(help="data (collect only), sft or grpo.")] = "sft",
+    out: Annotated[Path, typer.Option(help="Output directory (data/, sft/, grpo/ inside).")] = Path(
+        "engineer"
+    ),
+    agent: Annotated[
+        str, typer.Option(help="Frozen target agent spec; {env} is replaced per environment.")
+    ] = "tiny:{env}-S",
+    teacher: Annotated[str, typer.Option(help="Teacher engineer: operators or llm:BACKEND.")] = "operators",
+    base: Annotated[
+        Path | None, typer.Option(help="SFT: a local Hugging Face model dir to fine-tune (default: tiny).")
+    ] = None,
+    size: Annotated[str, typer.Option(help="Tiny engineer size: S or micro.")] = "S",
+    sft: Annotated[
+        Path | None, typer.Option(help="GRPO: SFT engineer to start from (default OUT/sft).")
+    ] = None,
+    k: Annotated[int, typer.Option("--k", help="GRPO: completions per packet.")] = 8,
+    steps: Annotated[int | None, typer.Option(help="Optimizer steps (default: sft 300, grpo 20).")] = None,
+    batches: Annotated[int, typer.Option(help="Train batches (packets) per environment.")] = 16,
+    valid_batches: Annotated[int, typer.Option(help="Valid-split batches per environment.")] = 4,
+    batch_size: Annotated[int, typer.Option(help="Tasks per batch.")] = 10,
+    teacher_k: Annotated[int, typer.Option(help="Teacher proposals per packet.")] = 4,
+    max_steps: Annotated[int | None, typer.Option(help="Target step limit (default: the env's).")] = None,
+    packets_per_step: Annotated[int, typer.Option(help="GRPO: packets per optimizer step.")] = 1,
+    learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
+    max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
+    max_new_tokens: Annotated[
+        int | None, typer.Option(help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's).")
+    ] = None,
+    save_steps: Annotated[int, typer.Option(help="GRPO: checkpoint every N steps.")] = 10,
+    seed: Annotated[int, typer.Option(help="Seed (tasks, teacher, training).")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently per batch.")] = 8,
+    tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Log curves to TensorBoard.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary on stdout.")] = False,
+) -> None:
+    """Train a harness engineer on measured outcomes: packets from train batches of a frozen target,
+    teacher patches validated by paired rerun (SFT set), cold-start SFT, then GRPO (reward: paired rerun)."""
+    from reharness.training.data import DataConfig
+
+    if stage not in STAGES:
+        raise ConfigError(f"unknown --stage {stage!r}", hint=f"use one of: {', '.join(STAGES)}")
+    if size not in ("S", "micro"):
+        raise ConfigError(f"unknown --size {size!r}", hint="use S or micro")
+    envs = resolve_envs(env)
+    data_config = DataConfig.build(
+        envs=envs,
+        agent=agent,
+        teacher=teacher,
+        train_batches=batches,
+        valid_batches=valid_batches,
+        batch_size=batch_size,
+        teacher_k=teacher_k,
+        max_steps=max_steps,
+        seed=seed,
+        concurrency=concurrency,
+    )
+    report_to = ["tensorboard"] if tensorboard else []
+    stage_config: Any = None
+    if stage == "sft":
+        from reharness.training.sft import SFTStageConfig
+
+        stage_config = SFTStageConfig.build(
+            data=str(out / "data"), out=str(out / "sft"), envs=envs, base=str(base) if base else None,
+            size=size, max_prompt_chars=max_prompt_chars, max_new_tokens=max_new_tokens or 1536,
+            steps=steps or 300, learning_rate=learning_rate, seed=seed, report_to=report_to,
+        )  # fmt: skip
+    elif stage == "grpo":
+        from reharness.training.grpo import GRPOStageConfig, check_sft_dir
+
+        stage_config = GRPOStageConfig.build(
+            data=str(out / "data"), sft=str(sft or out / "sft"), out=str(out / "grpo"), envs=envs, k=k,
+            packets_per_step=packets_per_step, steps=steps or 20, max_new_tokens=max_new_tokens,
+            save_steps=save_steps, seed=seed, report_to=report_to,
+            **({"learning_rate": learning_rate} if learning_rate else {}),
+        )  # fmt: skip
+        check_sft_dir(stage_config.sft)  # before any batch runs
+    summary: dict[str, Any] = {"stage": stage, "out": str(out)}
+    with _progress() as progress:
+        records = collect(data_config, out / "data", progress)
+        summary["data"] = _data_summary(records)
+        if stage_config is not None:
+            _write_config(Path(stage_config.out), stage_config.model_dump(mode="json"))
+            if stage == "sft":
+                from reharness.training.sft import run_sft
+
+                result = run_sft(stage_config, progress=_bar(progress))
+            else:
+                from reharness.training.grpo import run_grpo
+
+                result = run_grpo(stage_config, progress=_bar(progress))
+            summary[stage] = {k: v for k, v in result.items() if k != "config"}
+            summary["engineer"] = f"hf:{stage_config.out}"
+    if as_json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        _print_summary(summary)
+
+
+def _data_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    from reharness.training.data import packet_rows, sft_rows
+
+    return {
+        "batches": len(records),
+        "packets": {s: len(packet_rows(records, s)) for s in ("train", "valid")},
+        "sft_examples": {s: len(sft_rows(records, s)) for s in ("train", "valid")},
+    }
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    data = summary["data"]
+    table = Table(title=f"engineer training: stage {summary['stage']}")
+    table.add_column("what")
+    table.add_column("value")
+    table.add_row("batches collected", str(data["batches"]))
+    table.add_row("packets (train / valid)", f"{data['packets']['train']} / {data['packets']['valid']}")
+    table.add_row(
+        "SFT examples (train / valid)", f"{data['sft_examples']['train']} / {data['sft_examples']['valid']}"
+    )
+    result = summary.get(summary["stage"])
+    if isinstance(result, dict):
+        table.add_row("parameters", f"{result.get('params', 0):,}")
+        if "final_loss" in result:
+            table.add_row("final loss (eval)", f"{result['final_loss']:.4f} ({result.get('eval_loss')})")
+        if result.get("reward_curve"):
+            curve = result["reward_curve"]
+            table.add_row("reward (first → last step)", f"{curve[0]:+.4f} → {curve[-1]:+.4f}")
+            timing = result["timing"]
+            table.add_row(
+                "seconds per step (rerun share)", f"{timing['seconds_per_step']} ({timing['rerun_share']})"
+            )
+    stdout.print(table)
+    if "engineer" in summary:
+        stdout.print(f"engineer: --engineer {summary['engineer']}", highlight=False)

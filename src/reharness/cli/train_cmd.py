@@ -95,7 +95,10 @@ def _bar(progress: Progress) -> Any:
         if stage not in bars:
             bars[stage] = progress.add_task(stage, total=total, note="")
         note = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k in ("loss", "reward", "eval_loss"))
-        progress.update(bars[stage], completed=step, **({"note": note} if note else {}))
+        if note:
+            progress.update(bars[stage], completed=step, note=note)
+        else:
+            progress.update(bars[stage], completed=step)
 
     return report
 

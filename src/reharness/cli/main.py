@@ -7,6 +7,7 @@ from rich.table import Table
 
 from reharness.cli.agent_cmd import agent_app
 from reharness.cli.common import stdout
+from reharness.cli.experiment_cmd import experiment_app
 from reharness.cli.improve_cmd import demo, improve
 from reharness.cli.packet_cmd import packet
 from reharness.cli.patch_cmd import patch_app
@@ -45,6 +46,7 @@ app.command()(demo)
 app.add_typer(patch_app, name="patch")
 app.add_typer(agent_app, name="agent")
 app.add_typer(train_app, name="train")
+app.add_typer(experiment_app, name="experiment")
 
 
 if __name__ == "__main__":  # pragma: no cover

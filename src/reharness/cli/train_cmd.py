@@ -59,7 +59,7 @@ def _check_same_collection(directory: Path, config: Any) -> None:
             )
 
 
-def _progress() -> Progress:
+def progress_display() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -88,7 +88,7 @@ def collect(config: Any, directory: Path, progress: Progress) -> list[dict[str, 
     return records
 
 
-def _bar(progress: Progress) -> Any:
+def step_reporter(progress: Progress) -> Any:
     bars: dict[str, TaskID] = {}
 
     def report(stage: str, step: int, total: int, metrics: dict[str, float]) -> None:
@@ -183,7 +183,7 @@ def engineer(
         )  # fmt: skip
         check_sft_dir(stage_config.sft)  # before any batch runs
     summary: dict[str, Any] = {"stage": stage, "out": str(out)}
-    with _progress() as progress:
+    with progress_display() as progress:
         records = collect(data_config, out / "data", progress)
         summary["data"] = _data_summary(records)
         if stage_config is not None:
@@ -191,11 +191,11 @@ def engineer(
             if stage == "sft":
                 from reharness.training.sft import run_sft
 
-                result = run_sft(stage_config, progress=_bar(progress))
+                result = run_sft(stage_config, progress=step_reporter(progress))
             else:
                 from reharness.training.grpo import run_grpo
 
-                result = run_grpo(stage_config, progress=_bar(progress))
+                result = run_grpo(stage_config, progress=step_reporter(progress))
             summary[stage] = {k: v for k, v in result.items() if k != "config"}
             summary["engineer"] = f"hf:{stage_config.out}"
     if as_json:

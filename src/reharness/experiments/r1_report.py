@@ -1,0 +1,126 @@
+"""The Markdown report of ``reharness experiment r1``: main table, training summary and plots.
+
+Plots (``grpo_reward.png``: mean reward per GRPO step; ``success.png``: held-out success per method and
+environment) are drawn with matplotlib when it is installed; without it the report says so and keeps the
+tables (the numbers never depend on matplotlib).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reharness.experiments.r1 import R1Result
+
+NOT_RUN = (
+    "Not run by this version (issue contract, still open): transfer to an unseen target (engineer trained "
+    "against tiny S applied to tiny M); held-out generalisation (10 failures → one patch → the rest of the "
+    "test split, 3 seeds); hook ablation of the GRPO engineer's patches."
+)
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def main_table(result: R1Result) -> list[str]:
+    envs = result.config.envs
+    lines = [
+        "| method | " + " | ".join(f"{env} success [95% CI] (broken)" for env in envs) + " | average |",
+        "|---|" + "---|" * (len(envs) + 1),
+    ]
+    methods = list(dict.fromkeys(r.method for r in result.rows))
+    for method in methods:
+        cells = []
+        for env in envs:
+            row = next(r for r in result.rows if r.method == method and r.env == env)
+            cells.append(f"{_pct(row.success)} [{_pct(row.ci_low)}, {_pct(row.ci_high)}] ({row.broken})")
+        lines.append(f"| {method} | " + " | ".join(cells) + f" | {_pct(result.average[method])} |")
+    return lines
+
+
+def _plots(result: R1Result, out: Path) -> list[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["(matplotlib is not installed: no plots; `pip install matplotlib`)"]
+    lines = []
+    curve = (result.training.get("grpo") or {}).get("reward_curve") or []
+    if curve:
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.plot(range(1, len(curve) + 1), curve, marker="o")
+        ax.set_xlabel("GRPO step")
+        ax.set_ylabel("mean reward (Δ_B)")
+        ax.set_title("GRPO reward")
+        fig.tight_layout()
+        fig.savefig(out / "grpo_reward.png", dpi=100)
+        plt.close(fig)
+        lines.append("![GRPO reward](grpo_reward.png)")
+    fig, ax = plt.subplots(figsize=(6, 3))
+    methods = list(dict.fromkeys(r.method for r in result.rows))
+    width = 0.8 / max(1, len(result.config.envs))
+    for i, env in enumerate(result.config.envs):
+        rows = [next(r for r in result.rows if r.method == m and r.env == env) for m in methods]
+        xs = [j + i * width for j in range(len(methods))]
+        errs = [[r.success - r.ci_low for r in rows], [r.ci_high - r.success for r in rows]]
+        ax.bar(xs, [r.success for r in rows], width, yerr=errs, label=env, capsize=2)
+    ax.set_xticks([j + width * (len(result.config.envs) - 1) / 2 for j in range(len(methods))], methods)
+    ax.set_ylabel("held-out success")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "success.png", dpi=100)
+    plt.close(fig)
+    lines.append("![success per method](success.png)")
+    return lines
+
+
+def _training(result: R1Result) -> list[str]:
+    lines = []
+    sft: dict[str, Any] = result.training.get("sft") or {}
+    grpo: dict[str, Any] = result.training.get("grpo") or {}
+    if sft:
+        lines.append(
+            f"- SFT: {sft.get('examples')} examples, {sft.get('params')} parameters, final loss "
+            f"{sft.get('final_loss')}, valid loss {sft.get('eval_loss')}, {sft.get('train_seconds')} s."
+        )
+    if grpo:
+        timing = grpo.get("timing") or {}
+        lines.append(
+            f"- GRPO: {grpo.get('packets')} train packets, reward per step {grpo.get('reward_curve')}, "
+            f"valid-patch share per step {grpo.get('valid_frac_curve')}; {timing.get('seconds_per_step')} s "
+            f"per step, {timing.get('rerun_share')} of it in paired reruns."
+        )
+    return lines or ["- (training loaded from an earlier run)"]
+
+
+def write_report(result: R1Result, out: Path) -> Path:
+    c = result.config
+    lines = [
+        "# Harness-R1 at small scale",
+        "",
+        f"Target `{c.agent}`, environments {', '.join(c.envs)}; {c.test_batches} held-out test batches of "
+        f"{c.batch_size} tasks per environment; each method writes one patch per batch from its failure "
+        "packet, measured by paired rerun on the same tasks and seeds (invalid or degenerate ⇒ no patch).",
+        "",
+        "## Success on held-out batches (%)",
+        "",
+        *main_table(result),
+        "",
+        "| method | valid patches | rescued | broken |",
+        "|---|---|---|---|",
+    ]
+    for method in dict.fromkeys(r.method for r in result.rows):
+        mine = [r for r in result.rows if r.method == method]
+        lines.append(
+            f"| {method} | {sum(r.valid_patches for r in mine)}/{sum(r.batches for r in mine)} | "
+            f"{sum(r.rescued for r in mine)} | {sum(r.broken for r in mine)} |"
+        )
+    lines += ["", "## Training", "", *_training(result), "", "## Plots", "", *_plots(result, out)]
+    lines += ["", "## Not run", "", NOT_RUN, ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

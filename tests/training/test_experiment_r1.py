@@ -1,0 +1,46 @@
+"""``reharness experiment r1`` on a micro configuration: the main-table contract, resume and the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from targets import ClumsySolver
+from typer.testing import CliRunner
+
+from reharness.cli.main import app
+from reharness.experiments.r1 import METHODS
+from reharness.runtime.agents import SCRIPTED_AGENTS
+
+MICRO = [
+    "--env", "household", "--agent", "clumsy", "--batches", "2", "--valid-batches", "0",
+    "--test-batches", "1", "--batch-size", "6", "--max-steps", "12", "--size", "micro",
+    "--sft-steps", "4", "--grpo-steps", "1", "--k", "2", "--max-new-tokens", "32",
+]  # fmt: skip
+
+
+def test_r1_prints_the_contract_and_writes_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = [0]
+    monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", lambda: ClumsySolver(calls=calls))
+    result = CliRunner().invoke(app, ["experiment", "r1", *MICRO, "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"rows", "average"} and set(data["average"]) == set(METHODS)
+    rows = {r["method"]: r for r in data["rows"]}
+    assert all(set(r) == {"method", "env", "success", "ci_low", "ci_high", "broken"} for r in data["rows"])
+    assert all(r["ci_low"] <= r["success"] <= r["ci_high"] for r in data["rows"])
+    none = rows["none"]
+    assert none["broken"] == 0 and none["success"] < 1  # the clumsy target fails some test tasks
+    assert rows["operators"]["success"] > none["success"]  # the teacher's snap patch rescues them
+    assert rows["sft"]["success"] == none["success"] == rows["grpo"]["success"]  # 32 tokens: no patch
+    report = (tmp_path / "report.md").read_text()
+    assert "| operators |" in report and "## Not run" in report and (tmp_path / "success.png").is_file()
+    records = (tmp_path / "eval.jsonl").read_text().splitlines()
+    assert len(records) == len(METHODS)
+    used = calls[0]
+    again = CliRunner().invoke(app, ["experiment", "r1", *MICRO, "--out", str(tmp_path), "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout) == data
+    assert calls[0] == used  # everything was loaded: trained engineers, baselines, evaluations

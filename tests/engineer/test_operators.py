@@ -113,7 +113,7 @@ def test_variants_run_in_real_episodes_without_hook_errors(env: str) -> None:
     agents = {
         "household": [EnvAgent(messy_household)],
         "shop": [EnvAgent(messy_shop)],
-        "db": [EnvAgent(faulty_db), EnvAgent(early_answer)],
+        "db": [EnvAgent(faulty_db), EnvAgent(early_answer), EnvAgent(misquoting)],
     }[env]
     silent = []
     for op in operators_for(env):
@@ -331,3 +331,32 @@ def test_operator_proposals_fix_the_failures_they_were_drawn_from(packets: dict[
     before = [episode("shop", EnvAgent(hasty_shopper), task=t, seed=t).score for t in range(6)]
     after = [episode("shop", EnvAgent(hasty_shopper), proposal.patch, task=t, seed=t).score for t in range(6)]
     assert sum(after) > sum(before) and all(a >= b for a, b in zip(after, before, strict=True))
+
+
+def misquoting(env: Any, request: Any, i: int) -> str:
+    """The expert's query, then an answer that misquotes its result — unless a block offers one to copy."""
+    seen = request.messages[-1].content
+    if "Final Answer: [" in seen and i > 0:
+        return "Action: Answer\nFinal Answer: [" + seen.split("Final Answer: [", 1)[1].split("\n")[0]
+    expert = env.expert_action()
+    return answer('["misquoted 0"]') if "Final Answer" in expert else expert
+
+
+def test_answer_grounding_offers_the_last_result_for_a_misquoted_answer() -> None:
+    patch = get_operator("answer_grounding").build({}, "db")
+    for task in range(40):  # a question whose expert answers straight from one query's values
+        plain = episode("db", EnvAgent(misquoting), task=task, split="train")
+        if plain.num_steps == 2 and not plain.success:
+            break
+    else:
+        pytest.fail("no db train task among the first 40 answers from a single query")
+    patched = episode("db", EnvAgent(misquoting), patch, task=task, split="train")
+    assert not plain.success
+    blocked = patched.steps[1]
+    assert "blocked" in blocked.flags
+    assert blocked.observation.startswith("Not valid: the answer does not quote the last query's result.")
+    assert patched.success  # copying the offered result answers the question
+    # a correct answer is never blocked
+    expert = EnvAgent(lambda env, request, i: env.expert_action())
+    right = episode("db", expert, patch, task=task, split="train")
+    assert right.success and not any("blocked" in step.flags for step in right.steps)

@@ -150,3 +150,54 @@ class AnswerGuard(Operator):
         mutation = ANSWER_MUTATION if params["mutation"] else ""
         code = fill(ANSWER, {"MUTATION": mutation}, min_ok=params["min_ok"], max_blocks=params["max_blocks"])
         return {"before_action": Fragment("answer_guard", code)}
+
+
+GROUND = """
+def answer_grounding(ctx, nb):
+    action = ctx.get("action") or {}
+    text = str(action.get("text") or "")
+    marker = "Final Answer:"
+    if marker not in text or "action: operation" in text.lower():
+        return None
+    task = ctx.get("task") or {}
+    state = ctx.get("state") or {}
+    values = [str(v) for v in (state.get("candidate_answer") or [])]
+    fresh = str(state.get("last_error_kind") or "none") == "none" and not state.get("empty_streak")
+    if task.get("answer_shape") == "mutation" or not values or not fresh or len(values) > <<max_values>>:
+        return None
+    given = text.split(marker, 1)[1]
+    if all(json.dumps(v, ensure_ascii=False) in given for v in values):
+        return None
+    blocks = nb.get("ground_blocks", 0)
+    if blocks >= <<max_blocks>>:
+        return None
+    nb["ground_blocks"] = blocks + 1
+    answer = "Action: Answer\\nFinal Answer: " + json.dumps(values, ensure_ascii=False)
+    return {"type": "block_and_prompt", "message": <<lead>> + answer}
+"""
+GROUND_LEADS = (
+    "Not valid: the answer does not quote the last query's result. Try: ",
+    "Blocked: that answer is not what the last query returned. Do this: ",
+)
+
+
+class AnswerGrounding(Operator):
+    name = "answer_grounding"
+    summary = (
+        "Block a final answer that does not quote the last successful query's result and offer that result"
+    )
+    codes = ("wrong_answer",)
+    envs = ("db",)
+    priority = 15
+
+    def space(self, env: str) -> ParamSpace:
+        return {"max_values": (3, 1, 10), "max_blocks": (1, 2), "lead": (0, 1)}
+
+    def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
+        code = fill(
+            GROUND,
+            lead=GROUND_LEADS[params["lead"]],
+            max_values=params["max_values"],
+            max_blocks=params["max_blocks"],
+        )
+        return {"before_action": Fragment("answer_grounding", code, ("json",))}

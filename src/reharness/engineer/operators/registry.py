@@ -11,7 +11,7 @@ from reharness.engineer.operators.common import (
     LoopBreaker,
     SnapToAdmissible,
 )
-from reharness.engineer.operators.db import AnswerGuard, EmptyResultHint, SqlErrorHint
+from reharness.engineer.operators.db import AnswerGrounding, AnswerGuard, EmptyResultHint, SqlErrorHint
 from reharness.engineer.operators.shop import PurchaseGuard, SearchDedupe, StallBreaker
 
 #: Every operator, in a stable order (the order used for ties and listings).
@@ -27,6 +27,7 @@ OPERATORS: tuple[Operator, ...] = (
     SqlErrorHint(),
     EmptyResultHint(),
     AnswerGuard(),
+    AnswerGrounding(),
 )
 _BY_NAME = {op.name: op for op in OPERATORS}
 

@@ -103,6 +103,8 @@ def test_grpo_config_and_errors_name_the_fix(tmp_path: Path, micro_data: Path) -
         GRPOStageConfig.build(data="d", sft="s", out="o", k=1)
     with pytest.raises(ConfigError, match="epsilon_high"):
         GRPOStageConfig.build(data="d", sft="s", out="o", epsilon=0.3, epsilon_high=0.2)
+    with pytest.raises(ConfigError, match="need device='cuda'"):
+        GRPOStageConfig.build(data="d", sft="s", out="o", use_vllm=True)
     with pytest.raises(ConfigError, match="no SFT engineer") as err:
         run_grpo(GRPOStageConfig(data=str(micro_data), sft=str(tmp_path), out=str(tmp_path / "o")))
     assert "--stage sft" in str(err.value.hint)

@@ -139,6 +139,13 @@ def engineer(
     seed: Annotated[int, typer.Option(help="Seed (tasks, teacher, training).")] = 0,
     concurrency: Annotated[int, typer.Option(help="Episodes run concurrently per batch.")] = 8,
     tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Log curves to TensorBoard.")] = False,
+    device: Annotated[str, typer.Option(help="cpu, or cuda (GPUs through accelerate).")] = "cpu",
+    bf16: Annotated[bool, typer.Option("--bf16", help="bfloat16 training (cuda only).")] = False,
+    use_vllm: Annotated[bool, typer.Option("--use-vllm", help="GRPO: generate with vLLM (cuda).")] = False,
+    vllm_mode: Annotated[str, typer.Option(help="GRPO with vLLM: colocate or server.")] = "colocate",
+    vllm_server_url: Annotated[
+        str | None, typer.Option(help="GRPO, --vllm-mode server: URL of `trl vllm-serve`.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary on stdout.")] = False,
 ) -> None:
     """Train a harness engineer on measured outcomes: packets from train batches of a frozen target,
@@ -170,7 +177,8 @@ def engineer(
         stage_config = SFTStageConfig.build(
             data=str(out / "data"), out=str(out / "sft"), envs=envs, base=str(base) if base else None,
             size=size, max_prompt_chars=max_prompt_chars, max_new_tokens=max_new_tokens or 1536,
-            steps=steps or 300, learning_rate=learning_rate, seed=seed, report_to=report_to,
+            steps=steps or 300, learning_rate=learning_rate, seed=seed, report_to=report_to, device=device,
+            bf16=bf16,
         )  # fmt: skip
     elif stage == "grpo":
         from reharness.training.grpo import GRPOStageConfig, check_sft_dir
@@ -178,7 +186,8 @@ def engineer(
         stage_config = GRPOStageConfig.build(
             data=str(out / "data"), sft=str(sft or out / "sft"), out=str(out / "grpo"), envs=envs, k=k,
             packets_per_step=packets_per_step, steps=steps or 20, max_new_tokens=max_new_tokens,
-            save_steps=save_steps, seed=seed, report_to=report_to,
+            save_steps=save_steps, seed=seed, report_to=report_to, device=device, bf16=bf16,
+            use_vllm=use_vllm, vllm_mode=vllm_mode, vllm_server_base_url=vllm_server_url,
             **({"learning_rate": learning_rate} if learning_rate else {}),
         )  # fmt: skip
         check_sft_dir(stage_config.sft)  # before any batch runs

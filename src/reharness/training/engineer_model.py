@@ -88,12 +88,14 @@ def build_tiny_engineer(texts: Iterable[str], shape: ModelShape, seed: int) -> t
     return tokenizer, LlamaForCausalLM(config)
 
 
-def load_engineer(path: str | Path) -> tuple[Any, Any, dict[str, Any]]:
-    """``(tokenizer, model, engineer info)`` of a model directory; info is ``{}`` for a plain HF model."""
+def load_engineer(path: str | Path, dtype: str | None = None) -> tuple[Any, Any, dict[str, Any]]:
+    """``(tokenizer, model, engineer info)`` of a model directory; info is ``{}`` for a plain HF model.
+
+    The model is loaded on the CPU (float32 unless ``dtype``); the trainer moves it to its device."""
     from reharness.models.hf_backend import load_model_dir
 
     root = Path(path).expanduser()
-    tokenizer, model = load_model_dir(root)
+    tokenizer, model = load_model_dir(root, "cpu", dtype)
     model.train()
     file = root / ENGINEER_FILE
     info = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}

@@ -55,11 +55,20 @@ class GRPOStageConfig(BaseModel):
     rerun_timeout_s: float | None = Field(1800.0, gt=0)
     seed: int = 0
     report_to: list[str] = Field(default_factory=list, description="e.g. ['tensorboard'].")
+    device: Literal["cpu", "cuda"] = Field("cpu", description="cuda: GPUs through accelerate (bf16 advised).")
+    bf16: bool = Field(False, description="bfloat16 training (GPUs only).")
+    use_vllm: bool = Field(False, description="Generate completions with vLLM (GPUs only).")
+    vllm_mode: Literal["colocate", "server"] = "colocate"
+    vllm_server_base_url: str | None = Field(None, description="vllm_mode=server: the trl vllm-serve URL.")
 
     @model_validator(mode="after")
     def _clip_order(self) -> GRPOStageConfig:
         if self.epsilon_high < self.epsilon:
             raise ValueError(f"epsilon_high ({self.epsilon_high}) must be >= epsilon ({self.epsilon})")
+        if self.device == "cpu" and (self.bf16 or self.use_vllm):
+            raise ValueError(
+                "bf16 and use_vllm need device='cuda' (on a CPU train in float32, generate with HF)"
+            )
         return self
 
     @classmethod
@@ -125,9 +134,12 @@ def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
         max_grad_norm=1.0,
         remove_unused_columns=False,
         activation_checkpointing=False,
-        use_cpu=True,
-        bf16=False,
+        use_cpu=config.device == "cpu",
+        bf16=config.bf16,
         fp16=False,
+        use_vllm=config.use_vllm,
+        vllm_mode=config.vllm_mode,
+        vllm_server_base_url=config.vllm_server_base_url,
         seed=config.seed,
         data_seed=config.seed,
         logging_steps=1,
@@ -159,7 +171,7 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
     old = PromptStyle.model_validate(sft_info.get("prompt_style") or {})
     max_new = config.max_new_tokens or old.max_new_tokens or 1024
     style = old.model_copy(update={"max_new_tokens": max_new})
-    tokenizer, model, _ = load_engineer(config.sft)
+    tokenizer, model, _ = load_engineer(config.sft, dtype="bfloat16" if config.bf16 else None)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     dataset = datasets.Dataset.from_list(

@@ -43,6 +43,8 @@ class SFTStageConfig(BaseModel):
     learning_rate: float | None = Field(None, gt=0, description="Default: 2e-3 tiny, 1e-5 base.")
     seed: int = 0
     report_to: list[str] = Field(default_factory=list, description="e.g. ['tensorboard'].")
+    device: Literal["cpu", "cuda"] = Field("cpu", description="cuda: GPUs through accelerate (bf16 advised).")
+    bf16: bool = Field(False, description="bfloat16 training (GPUs only).")
 
     @classmethod
     def build(cls, **values: Any) -> SFTStageConfig:
@@ -120,7 +122,7 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
         )
     if config.base:
         root = check_model_dir(config.base, "--base", "pass a local Hugging Face model directory")
-        tokenizer, model, _ = load_engineer(root)
+        tokenizer, model, _ = load_engineer(root, dtype="bfloat16" if config.bf16 else None)
     else:
         shape = SHAPES[config.size]
         tokenizer, model = build_tiny_engineer(corpus(train_rows + valid_rows, style), shape, config.seed)
@@ -144,8 +146,8 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
         max_grad_norm=1.0,
         activation_checkpointing=False,
         max_length=limit,
-        use_cpu=True,
-        bf16=False,
+        use_cpu=config.device == "cpu",
+        bf16=config.bf16,
         fp16=False,
         seed=config.seed,
         data_seed=config.seed,

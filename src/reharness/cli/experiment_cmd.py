@@ -36,6 +36,9 @@ def r1(
     grpo_steps: Annotated[int, typer.Option(help="GRPO optimizer steps.")] = 20,
     k: Annotated[int, typer.Option("--k", help="GRPO completions per packet.")] = 4,
     max_new_tokens: Annotated[int, typer.Option(help="Engineer reply budget (tokens).")] = 1536,
+    temperature: Annotated[
+        float, typer.Option(help="Sampling temperature of the learned engineers at evaluation (0: greedy).")
+    ] = 0.7,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
 ) -> None:
@@ -47,7 +50,7 @@ def r1(
     config = R1Config.build(
         envs=resolve_envs(env), agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
-        grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, seed=seed,
+        grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
     )  # fmt: skip
 
     with progress_display() as progress:

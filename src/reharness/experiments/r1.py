@@ -62,6 +62,9 @@ class R1Config(BaseModel):
     max_new_tokens: int = Field(1536, gt=0)
     max_prompt_chars: int = Field(1500, gt=200)
     test_batches: int = Field(4, gt=0, description="Held-out (test split) batches per environment.")
+    temperature: float = Field(
+        0.7, ge=0, description="Sampling temperature of the learned engineers at evaluation (0: greedy)."
+    )
     seed: int = 0
     concurrency: int = Field(8, gt=0)
 
@@ -148,14 +151,14 @@ def _engineer_info(path: Path) -> dict[str, Any]:
     return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
 
 
-def make_method(name: str, train_dir: Path) -> Engineer | None:
-    """The engineer of a method (``None`` for ``none``)."""
+def make_method(name: str, train_dir: Path, temperature: float = 0.7) -> Engineer | None:
+    """The engineer of a method (``None`` for ``none``); learned engineers sample at ``temperature``."""
     from reharness.engineer.base import make_engineer
 
     if name == "none":
         return None
     if name in ("sft", "grpo"):
-        return make_engineer(f"hf:{train_dir / name}")
+        return make_engineer(f"hf:{train_dir / name}", temperature=temperature)
     return make_engineer(name)
 
 
@@ -237,7 +240,7 @@ class _Evaluator:
             record |= {"status": "none", "valid": False, "rescued": [], "broken": [], "patch_id": None}
             if method != "none" and packet.header.failures_found:
                 if method not in self.engineers:
-                    self.engineers[method] = make_method(method, self.out / "train")
+                    self.engineers[method] = make_method(method, self.out / "train", c.temperature)
                 engineer = self.engineers[method]
                 assert engineer is not None
                 proposal = (await engineer.propose(packet, 1, seed=derive_seed(seed, method) % 2**31))[0]
@@ -288,6 +291,20 @@ def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1R
     return rows, average
 
 
+def _check_same_experiment(out: Path, config: R1Config) -> None:
+    """Refuse to mix an earlier experiment's trained engineers and evaluations with other options."""
+    file = out / "r1_config.json"
+    if not file.is_file():
+        return
+    old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
+    for key in sorted(set(old) | set(new)):
+        if key not in ("test_batches", "concurrency", "out") and old.get(key) != new.get(key):
+            raise ConfigError(
+                f"{out} holds an r1 experiment run with {key}={old.get(key)!r}, not {new.get(key)!r}",
+                hint="use another --out (or the same options to resume it)",
+            )
+
+
 def run_r1(
     config: R1Config,
     *,
@@ -300,6 +317,7 @@ def run_r1(
 
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
+    _check_same_experiment(out, config)
     (out / "r1_config.json").write_text(json.dumps(config.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     training = train(config, agents, notify, progress)
     records = asyncio.run(_Evaluator(config, agents, notify).run())

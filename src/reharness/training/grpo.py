@@ -41,7 +41,11 @@ class GRPOStageConfig(BaseModel):
     k: int = Field(8, ge=2, le=64, description="Completions per packet (num_generations).")
     packets_per_step: int = Field(1, gt=0, description="Packets per optimizer step.")
     steps: int = Field(20, gt=0)
-    learning_rate: float = Field(1e-4, gt=0, description="Harness-R1 uses 1e-6 for a 9B engineer.")
+    learning_rate: float = Field(
+        1e-5,
+        gt=0,
+        description="Tiny engineer: 1e-5 (1e-4 raised entropy and lost valid replies); R1 9B: 1e-6.",
+    )
     temperature: float = Field(0.7, gt=0)
     top_p: float = Field(0.95, gt=0, le=1)
     epsilon: float = Field(0.2, gt=0, lt=1, description="Lower clip range.")

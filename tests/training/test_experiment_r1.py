@@ -17,6 +17,7 @@ MICRO = [
     "--env", "household", "--agent", "clumsy", "--batches", "2", "--valid-batches", "0",
     "--test-batches", "1", "--batch-size", "6", "--max-steps", "12", "--size", "micro",
     "--sft-steps", "4", "--grpo-steps", "1", "--k", "2", "--max-new-tokens", "32",
+    "--transfer-agent", "clumsy-m", "--generalisation-seeds", "1", "--heldout-n", "8",
 ]  # fmt: skip
 
 
@@ -25,6 +26,7 @@ def test_r1_prints_the_contract_and_writes_the_report(
 ) -> None:
     calls = [0]
     monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", lambda: ClumsySolver(calls=calls))
+    monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy-m", lambda: ClumsySolver(calls=calls))
     result = CliRunner().invoke(app, ["experiment", "r1", *MICRO, "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -37,7 +39,15 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert rows["operators"]["success"] > none["success"]  # the teacher's snap patch rescues them
     assert rows["sft"]["success"] == none["success"] == rows["grpo"]["success"]  # 32 tokens: no patch
     report = (tmp_path / "report.md").read_text()
-    assert "| operators |" in report and "## Not run" in report and (tmp_path / "success.png").is_file()
+    assert "| operators |" in report and (tmp_path / "success.png").is_file()
+    saved = json.loads((tmp_path / "result.json").read_text())
+    transfer = {r["method"]: r for r in saved["transfer"]}
+    assert set(transfer) == set(METHODS) and transfer["operators"]["success"] > transfer["none"]["success"]
+    general = saved["generalisation"]
+    assert set(general) == {"operators", "sft", "grpo"} and general["operators"]["runs"] == 1
+    assert general["operators"]["mean_delta"] > 0 and general["sft"]["mean_delta"] == 0  # invalid ⇒ 0
+    assert saved["ablation"]["full"] == saved["ablation"]["no patch"] == rows["grpo"]["success"]
+    assert "## Held-out generalisation" in report and "## Hook ablation" in report
     records = (tmp_path / "eval.jsonl").read_text().splitlines()
     assert len(records) == len(METHODS)
     used = calls[0]

@@ -39,11 +39,20 @@ def r1(
     temperature: Annotated[
         float, typer.Option(help="Sampling temperature of the learned engineers at evaluation (0: greedy).")
     ] = 0.7,
+    transfer_agent: Annotated[
+        str | None, typer.Option(help="Unseen target for the transfer study, e.g. tiny:{env}-M.")
+    ] = None,
+    generalisation_seeds: Annotated[
+        int, typer.Option(help="Seeds of the held-out generalisation study (0: skip).")
+    ] = 3,
+    heldout_n: Annotated[int, typer.Option(help="Generalisation: held-out tasks per patch.")] = 50,
+    no_ablation: Annotated[bool, typer.Option("--no-ablation", help="Skip the hook ablation.")] = False,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
 ) -> None:
     """Train the engineer (packets → SFT → GRPO) and compare no patch, Self-Refine, the operators teacher,
-    the SFT-only and the GRPO engineer on held-out batches of the frozen target; writes report.md."""
+    the SFT-only and the GRPO engineer on held-out batches of the frozen target; then transfer to an unseen
+    target, held-out generalisation and hook ablation. Writes report.md and result.json."""
     from reharness.cli.train_cmd import progress_display, resolve_envs, step_reporter
     from reharness.experiments.r1 import R1Config, run_r1
 
@@ -51,6 +60,8 @@ def r1(
         envs=resolve_envs(env), agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
         grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
+        transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
+        ablation=not no_ablation,
     )  # fmt: skip
 
     with progress_display() as progress:

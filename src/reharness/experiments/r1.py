@@ -34,7 +34,9 @@ from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed
 
 if TYPE_CHECKING:
-    from reharness.engineer.base import Engineer
+    from reharness.engineer.base import Engineer, Proposal
+    from reharness.engineer.baseline import Baseline
+    from reharness.failures.packets import FailurePacket
     from reharness.runtime.agents import Agent
 
 METHODS: tuple[str, ...] = ("none", "self-refine", "operators", "sft", "grpo")
@@ -67,6 +69,10 @@ class R1Config(BaseModel):
     )
     seed: int = 0
     concurrency: int = Field(8, gt=0)
+    transfer_agent: str | None = Field(None, description="Unseen target for the transfer study (None: skip).")
+    generalisation_seeds: int = Field(3, ge=0, description="Seeds of the held-out generalisation (0: skip).")
+    heldout_n: int = Field(50, gt=0, description="Held-out tasks a generalisation patch is measured on.")
+    ablation: bool = Field(True, description="Hook ablation of the GRPO engineer's patches.")
 
     @classmethod
     def build(cls, **values: Any) -> R1Config:
@@ -96,6 +102,10 @@ class R1Result(BaseModel):
     rows: list[R1Row]
     average: dict[str, float]
     training: dict[str, Any] = Field(default_factory=dict)
+    transfer: list[R1Row] = Field(default_factory=list)
+    transfer_average: dict[str, float] = Field(default_factory=dict)
+    generalisation: dict[str, Any] = Field(default_factory=dict)
+    ablation: dict[str, float] = Field(default_factory=dict)
 
     def contract(self) -> dict[str, Any]:
         """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, broken}], average}``."""
@@ -162,12 +172,22 @@ def make_method(name: str, train_dir: Path, temperature: float = 0.7) -> Enginee
     return make_engineer(name)
 
 
-class _Evaluator:
+class Evaluator:
     """Stage 2: held-out batches × methods, one record per (env, batch, method) in ``eval.jsonl``."""
 
-    def __init__(self, config: R1Config, agents: Mapping[str, Agent] | None, notify: Callable[[str], None]):
+    def __init__(
+        self,
+        config: R1Config,
+        agents: Mapping[str, Agent] | None,
+        notify: Callable[[str], None],
+        *,
+        agent_spec: str | None = None,
+        out: Path | None = None,
+    ) -> None:
         self.config, self.notify = config, notify
-        self.out = Path(config.out)
+        self.agent_spec = agent_spec or config.agent
+        self.out = out or Path(config.out)
+        self.train_dir = Path(config.out) / "train"
         self.agents: dict[str, Agent] = dict(agents or {})
         self._own_agents = agents is None
         self.engineers: dict[str, Engineer | None] = {}
@@ -176,10 +196,11 @@ class _Evaluator:
         if env not in self.agents:
             from reharness.runtime.agents import make_agent
 
-            self.agents[env] = make_agent(self.config.agent.replace("{env}", env))
+            self.agents[env] = make_agent(self.agent_spec.replace("{env}", env))
         return self.agents[env]
 
     async def run(self) -> list[dict[str, Any]]:
+        self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / EVAL_FILE
         done: dict[str, dict[str, Any]] = {}
         if path.is_file():
@@ -202,17 +223,27 @@ class _Evaluator:
                         with path.open("a", encoding="utf-8") as handle:
                             handle.write(json.dumps(record, sort_keys=True) + "\n")
         finally:
-            for engineer in self.engineers.values():
-                if engineer is not None:
-                    await engineer.close()
-            if self._own_agents:
-                for agent in self.agents.values():
-                    await agent.close()
+            await self.close()
         return list(done.values())
 
-    async def batch(self, env: str, index: int, done: dict[str, Any]) -> list[dict[str, Any]]:
+    async def close(self) -> None:
+        """Close the engineers, and the agents this evaluator built."""
+        for engineer in self.engineers.values():
+            if engineer is not None:
+                await engineer.close()
+        self.engineers.clear()
+        if self._own_agents:
+            for agent in self.agents.values():
+                await agent.close()
+            self.agents.clear()
+
+    async def baseline(
+        self, env: str, split_tag: str, index: int, n: int | None = None, max_traces: int = 20
+    ) -> tuple[Baseline, FailurePacket]:
+        """The target's (cached) baseline of a test-split batch and its failure packet.
+
+        ``split_tag`` names the batch family (``test`` for the main table) so studies draw other batches."""
         from reharness.engineer.baseline import Target, get_baseline
-        from reharness.engineer.paired import Candidate, evaluate_candidates
         from reharness.failures.packets import extract_packet
         from reharness.runtime import RunSpec, base_harness_config
         from reharness.store.run_store import RunStore
@@ -222,14 +253,27 @@ class _Evaluator:
         harness = base_harness_config(env)
         if c.max_steps is not None:
             harness = harness.model_copy(update={"step_limit": c.max_steps})
-        seed = batch_seed(c.seed, env, "test", index)
         spec = RunSpec(
-            env=env, agent=c.agent.replace("{env}", env), split="test", n=c.batch_size, seed=seed,
-            concurrency=c.concurrency,
+            env=env, agent=self.agent_spec.replace("{env}", env), split="test", n=n or c.batch_size,
+            seed=batch_seed(c.seed, env, split_tag, index), concurrency=c.concurrency,
         )  # fmt: skip
-        agent = self.agent(env)
-        base = await get_baseline(spec, agent, Target(harness), self.out / "runs")
-        packet = extract_packet(base.episodes, run_meta=RunStore(base.result.out).read_meta())
+        base = await get_baseline(spec, self.agent(env), Target(harness), self.out / "runs")
+        meta = RunStore(base.result.out).read_meta()
+        return base, extract_packet(base.episodes, run_meta=meta, max_traces=max_traces)
+
+    async def propose(self, method: str, packet: FailurePacket, seed: int) -> Proposal:
+        """One proposal of ``method`` (engineers are built once and closed by :meth:`run`)."""
+        if method not in self.engineers:
+            self.engineers[method] = make_method(method, self.train_dir, self.config.temperature)
+        engineer = self.engineers[method]
+        assert engineer is not None
+        return (await engineer.propose(packet, 1, seed=derive_seed(seed, method) % 2**31))[0]
+
+    async def batch(self, env: str, index: int, done: dict[str, Any]) -> list[dict[str, Any]]:
+        from reharness.engineer.paired import Candidate, evaluate_candidates
+
+        base, packet = await self.baseline(env, "test", index)
+        seed, agent = base.spec.seed, self.agent(env)
         successes = {e.task_id: float(e.success) for e in base.episodes}
         records = []
         for method in METHODS:
@@ -239,11 +283,7 @@ class _Evaluator:
             record: dict[str, Any] = {"key": key, "env": env, "batch": index, "method": method, "seed": seed}
             record |= {"status": "none", "valid": False, "rescued": [], "broken": [], "patch_id": None}
             if method != "none" and packet.header.failures_found:
-                if method not in self.engineers:
-                    self.engineers[method] = make_method(method, self.out / "train", c.temperature)
-                engineer = self.engineers[method]
-                assert engineer is not None
-                proposal = (await engineer.propose(packet, 1, seed=derive_seed(seed, method) % 2**31))[0]
+                proposal = await self.propose(method, packet, seed)
                 reason = None if proposal.patch else f"[{proposal.error_code}] {proposal.error}"
                 (result,) = await evaluate_candidates(
                     [Candidate(method, proposal.patch, reason)], base, agent, self.out / "runs",
@@ -256,6 +296,7 @@ class _Evaluator:
                     "rescued": result.rescued,
                     "broken": result.broken,
                     "patch_id": proposal.patch.identity if proposal.patch else None,
+                    "patch": proposal.patch.to_dict() if proposal.patch and result.valid else None,
                 }
             flips = {t: 1.0 for t in record["rescued"]} | {t: 0.0 for t in record["broken"]}
             record["successes"] = [flips.get(t, s) for t, s in successes.items()]
@@ -291,6 +332,12 @@ def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1R
     return rows, average
 
 
+#: options that do not change the trained engineers or the main-table evaluation of an experiment
+_STUDY_FIELDS = frozenset(
+    {"test_batches", "concurrency", "out", "transfer_agent", "generalisation_seeds", "heldout_n", "ablation"}
+)
+
+
 def _check_same_experiment(out: Path, config: R1Config) -> None:
     """Refuse to mix an earlier experiment's trained engineers and evaluations with other options."""
     file = out / "r1_config.json"
@@ -298,7 +345,7 @@ def _check_same_experiment(out: Path, config: R1Config) -> None:
         return
     old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
     for key in sorted(set(old) | set(new)):
-        if key not in ("test_batches", "concurrency", "out") and old.get(key) != new.get(key):
+        if key not in _STUDY_FIELDS and old.get(key) != new.get(key):
             raise ConfigError(
                 f"{out} holds an r1 experiment run with {key}={old.get(key)!r}, not {new.get(key)!r}",
                 hint="use another --out (or the same options to resume it)",
@@ -309,10 +356,12 @@ def run_r1(
     config: R1Config,
     *,
     agents: Mapping[str, Agent] | None = None,
+    transfer_agents: Mapping[str, Agent] | None = None,
     notify: Callable[[str], None] = lambda text: None,
     progress: Any = None,
 ) -> R1Result:
-    """Train (or load) the engineers, evaluate every method on the test batches, write the report."""
+    """Train (or load) the engineers, evaluate every method on the test batches, run the studies, report."""
+    from reharness.experiments import r1_studies
     from reharness.experiments.r1_report import write_report
 
     out = Path(config.out)
@@ -320,9 +369,23 @@ def run_r1(
     _check_same_experiment(out, config)
     (out / "r1_config.json").write_text(json.dumps(config.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     training = train(config, agents, notify, progress)
-    records = asyncio.run(_Evaluator(config, agents, notify).run())
+    records = asyncio.run(Evaluator(config, agents, notify).run())
     rows, average = aggregate(config, records)
     result = R1Result(config=config, rows=rows, average=average, training=training)
+    if config.transfer_agent:
+        result.transfer, result.transfer_average = r1_studies.transfer(
+            config, config.transfer_agent, None, notify
+        )
+    if config.generalisation_seeds:
+        result.generalisation = r1_studies.generalisation(
+            config,
+            seeds=config.generalisation_seeds,
+            heldout_n=config.heldout_n,
+            agents=agents,
+            notify=notify,
+        )
+    if config.ablation:
+        result.ablation = r1_studies.ablation(config, records, agents, notify)
     (out / "result.json").write_text(json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     write_report(result, out)
     return result

@@ -13,30 +13,58 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from reharness.experiments.r1 import R1Result
 
-NOT_RUN = (
-    "Not run by this version (issue contract, still open): transfer to an unseen target (engineer trained "
-    "against tiny S applied to tiny M); held-out generalisation (10 failures → one patch → the rest of the "
-    "test split, 3 seeds); hook ablation of the GRPO engineer's patches."
-)
+NOT_RUN = "(not run: see the experiment's options)"
 
 
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def main_table(result: R1Result) -> list[str]:
+def main_table(result: R1Result, transfer: bool = False) -> list[str]:
     envs = result.config.envs
+    rows, average = (result.transfer, result.transfer_average) if transfer else (result.rows, result.average)
     lines = [
         "| method | " + " | ".join(f"{env} success [95% CI] (broken)" for env in envs) + " | average |",
         "|---|" + "---|" * (len(envs) + 1),
     ]
-    methods = list(dict.fromkeys(r.method for r in result.rows))
+    methods = list(dict.fromkeys(r.method for r in rows))
     for method in methods:
         cells = []
         for env in envs:
-            row = next(r for r in result.rows if r.method == method and r.env == env)
+            row = next(r for r in rows if r.method == method and r.env == env)
             cells.append(f"{_pct(row.success)} [{_pct(row.ci_low)}, {_pct(row.ci_high)}] ({row.broken})")
-        lines.append(f"| {method} | " + " | ".join(cells) + f" | {_pct(result.average[method])} |")
+        lines.append(f"| {method} | " + " | ".join(cells) + f" | {_pct(average[method])} |")
+    return lines
+
+
+def studies(result: R1Result) -> list[str]:
+    """The transfer, generalisation and ablation sections."""
+    c = result.config
+    lines = ["## Transfer to an unseen target", ""]
+    if result.transfer:
+        lines += [f"Engineers trained against `{c.agent}`, applied to `{c.transfer_agent}`:", ""]
+        lines += main_table(result, transfer=True)
+    else:
+        lines.append(NOT_RUN)
+    lines += ["", "## Held-out generalisation (failures → one patch → other test tasks)", ""]
+    if result.generalisation:
+        lines += [
+            f"{c.generalisation_seeds} seeds; the patch is measured on {c.heldout_n} other test tasks.",
+            "",
+            "| method | mean Δ success (pp) | per seed | valid patches |",
+            "|---|---|---|---|",
+        ]
+        for method, g in result.generalisation.items():
+            seeds = ", ".join(f"{100 * d:+.1f}" for d in g["deltas"])
+            lines.append(f"| {method} | {100 * g['mean_delta']:+.1f} | {seeds} | {g['valid']}/{g['runs']} |")
+    else:
+        lines.append(NOT_RUN)
+    lines += ["", "## Hook ablation of the GRPO engineer's patches", ""]
+    if result.ablation:
+        lines += ["| variant | success (%) |", "|---|---|"]
+        lines += [f"| {name} | {_pct(value)} |" for name, value in result.ablation.items()]
+    else:
+        lines.append(NOT_RUN)
     return lines
 
 
@@ -120,7 +148,7 @@ def write_report(result: R1Result, out: Path) -> Path:
             f"{sum(r.rescued for r in mine)} | {sum(r.broken for r in mine)} |"
         )
     lines += ["", "## Training", "", *_training(result), "", "## Plots", "", *_plots(result, out)]
-    lines += ["", "## Not run", "", NOT_RUN, ""]
+    lines += ["", *studies(result), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

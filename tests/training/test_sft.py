@@ -13,6 +13,7 @@ from reharness.engineer.base import make_engineer
 from reharness.engineer.compact import ENGINEER_FILE, PromptStyle, build_prompt, compact_packet
 from reharness.engineer.llm import LLMEngineer
 from reharness.failures.packets import FailurePacket
+from reharness.patches.reply import extract_patch
 from reharness.training.data import read_records, sft_rows
 from reharness.training.sft import SFTStageConfig, examples, run_sft
 
@@ -41,6 +42,11 @@ def test_sft_examples_are_prompt_completion_pairs(micro_data: Path) -> None:
     assert [m["role"] for m in first["prompt"]] == ["system", "user"]
     assert first["prompt"][1]["content"] == rows[0]["user"]
     assert first["completion"] == [{"role": "assistant", "content": rows[0]["reply"]}]
+    short = examples(rows, PromptStyle(kind="compact"), short=True)
+    for row, example in zip(rows, short, strict=True):
+        reply = example["completion"][0]["content"]
+        assert reply.startswith("<think>\nRepair: [") and len(reply) < len(row["reply"])
+        assert extract_patch(reply).identity == extract_patch(row["reply"]).identity  # the same patch
 
 
 def test_sft_trains_a_tiny_engineer_usable_as_hf_engineer(micro_engineer: Path, micro_data: Path) -> None:

@@ -125,3 +125,16 @@ def style_of_model_dir(path: str | Path) -> PromptStyle | None:
         return None
     data = json.loads(file.read_text(encoding="utf-8"))
     return PromptStyle.model_validate(data.get("prompt_style") or {})
+
+
+def compact_reply(reply: str) -> str:
+    """A teacher reply with its thinking cut to the patch's description (same patch, same format).
+
+    A tiny engineer cannot reliably copy the teacher's packet-specific thinking (counts, code lists); trained
+    on it, it drifts and never reaches the ``<patch>`` block. Cut to the description, the reply is a fixed
+    text per repair, and the engineer's job becomes choosing the repair for the packet."""
+    from reharness.engineer.base import render_reply
+    from reharness.patches.reply import extract_patch
+
+    patch = extract_patch(reply)
+    return render_reply(patch, f"Repair: {patch.description}")

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reharness.core.errors import ConfigError, DataError
-from reharness.engineer.compact import PromptStyle
+from reharness.engineer.compact import PromptStyle, compact_reply
 from reharness.training.engineer_model import SHAPES, row_prompt
 
 
@@ -38,6 +38,10 @@ class SFTStageConfig(BaseModel):
     prompt: Literal["full", "compact"] | None = Field(None, description="Default: compact tiny, full base.")
     max_prompt_chars: int = Field(1500, gt=200)
     max_new_tokens: int = Field(1536, gt=0)
+    compact_reply: bool | None = Field(
+        None,
+        description="Train on replies whose thinking is cut to the patch description (default: compact).",
+    )
     steps: int = Field(300, gt=0)
     batch_size: int = Field(4, gt=0, description="Examples per optimizer step (gradient accumulation).")
     learning_rate: float | None = Field(None, gt=0, description="Default: 2e-3 tiny, 1e-5 base.")
@@ -61,16 +65,22 @@ class SFTStageConfig(BaseModel):
         return PromptStyle(kind=kind, max_chars=self.max_prompt_chars, max_new_tokens=self.max_new_tokens)
 
     @property
+    def short_replies(self) -> bool:
+        return self.compact_reply if self.compact_reply is not None else self.style.kind == "compact"
+
+    @property
     def lr(self) -> float:
         return self.learning_rate or (1e-5 if self.base else 2e-3)
 
 
-def examples(rows: list[dict[str, Any]], style: PromptStyle) -> list[dict[str, Any]]:
-    """Conversational prompt/completion examples of SFT rows."""
+def examples(rows: list[dict[str, Any]], style: PromptStyle, short: bool = False) -> list[dict[str, Any]]:
+    """Conversational prompt/completion examples of SFT rows (``short``: :func:`compact_reply` replies)."""
     return [
         {
             "prompt": row_prompt(row, style),
-            "completion": [{"role": "assistant", "content": row["reply"]}],
+            "completion": [
+                {"role": "assistant", "content": compact_reply(row["reply"]) if short else row["reply"]}
+            ],
         }
         for row in rows
     ]
@@ -127,8 +137,9 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
         shape = SHAPES[config.size]
         tokenizer, model = build_tiny_engineer(corpus(train_rows + valid_rows, style), shape, config.seed)
     limit = int(getattr(model.config, "max_position_embeddings", 0) or 1 << 30)
-    train = [e for e in examples(train_rows, style) if _fits(e, tokenizer, limit)]
-    valid = [e for e in examples(valid_rows, style) if _fits(e, tokenizer, limit)]
+    short = config.short_replies
+    train = [e for e in examples(train_rows, style, short) if _fits(e, tokenizer, limit)]
+    valid = [e for e in examples(valid_rows, style, short) if _fits(e, tokenizer, limit)]
     if not train:
         raise DataError(
             f"every SFT example is longer than the model's context ({limit} tokens)",

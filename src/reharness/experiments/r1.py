@@ -374,7 +374,7 @@ def run_r1(
     result = R1Result(config=config, rows=rows, average=average, training=training)
     if config.transfer_agent:
         result.transfer, result.transfer_average = r1_studies.transfer(
-            config, config.transfer_agent, None, notify
+            config, config.transfer_agent, transfer_agents, notify
         )
     if config.generalisation_seeds:
         result.generalisation = r1_studies.generalisation(

@@ -91,6 +91,9 @@ def test_grpo_trains_and_resumes_from_its_checkpoint(
     assert info["prompt_style"]["kind"] == "compact" and info["prompt_style"]["max_new_tokens"] == 32
     assert info["config"]["epsilon"] == 0.2 and info["config"]["epsilon_high"] == 0.28
     assert info["config"]["beta"] == 0.0
+    valid = info["valid"]  # model selection: the SFT start and the result scored on the valid packet
+    assert valid["sft"]["packets"] == valid["grpo"]["packets"] == 1
+    assert valid["grpo"] == {"mean_delta": 0.0, "valid": 0, "packets": 1}  # 32 tokens cannot hold a patch
     log = [json.loads(line) for line in (tmp_path / "rewards.jsonl").read_text().splitlines()]
     assert len(log) == 4 and {e["step"] for e in log} == {0, 1}  # k=2 completions per step
     resumed = run_grpo(GRPOStageConfig(**(values | {"steps": 3})), agents=agents)

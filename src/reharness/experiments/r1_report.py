@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 NOT_RUN = "(not run: see the experiment's options)"
 
 
+def _num(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}"
 
@@ -111,9 +115,11 @@ def _training(result: R1Result) -> list[str]:
     sft: dict[str, Any] = result.training.get("sft") or {}
     grpo: dict[str, Any] = result.training.get("grpo") or {}
     if sft:
+        examples = sft.get("examples") or {}
         lines.append(
-            f"- SFT: {sft.get('examples')} examples, {sft.get('params')} parameters, final loss "
-            f"{sft.get('final_loss')}, valid loss {sft.get('eval_loss')}, {sft.get('train_seconds')} s."
+            f"- SFT: {examples.get('train')} train / {examples.get('valid')} valid examples, "
+            f"{sft.get('params')} parameters, final loss {_num(sft.get('final_loss'))}, valid loss "
+            f"{_num(sft.get('eval_loss'))}, {sft.get('train_seconds')} s."
         )
     if grpo:
         timing = grpo.get("timing") or {}
@@ -122,6 +128,11 @@ def _training(result: R1Result) -> list[str]:
             f"valid-patch share per step {grpo.get('valid_frac_curve')}; {timing.get('seconds_per_step')} s "
             f"per step, {timing.get('rerun_share')} of it in paired reruns."
         )
+        for stage, score in (grpo.get("valid") or {}).items():
+            lines.append(
+                f"- valid packets, {stage} engineer (greedy): mean Δ_B {_num(score.get('mean_delta'))}, "
+                f"{score.get('valid')}/{score.get('packets')} valid patches."
+            )
     return lines or ["- (training loaded from an earlier run)"]
 
 

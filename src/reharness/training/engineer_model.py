@@ -133,5 +133,12 @@ def save_engineer(
     return out
 
 
+def update_engineer_info(out: str | Path, info: dict[str, Any]) -> None:
+    """Merge ``info`` into the :data:`ENGINEER_FILE` of a saved engineer (the weights stay as saved)."""
+    file = Path(out) / ENGINEER_FILE
+    data = json.loads(file.read_text(encoding="utf-8")) | info
+    file.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
 def count_params(model: Any) -> int:
     return int(sum(p.numel() for p in model.parameters()))

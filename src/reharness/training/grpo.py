@@ -59,6 +59,9 @@ class GRPOStageConfig(BaseModel):
     rerun_timeout_s: float | None = Field(1800.0, gt=0)
     seed: int = 0
     report_to: list[str] = Field(default_factory=list, description="e.g. ['tensorboard'].")
+    select_on_valid: bool = Field(
+        True, description="Score the SFT start and the result on the valid packets (greedy, paired rerun)."
+    )
     device: Literal["cpu", "cuda"] = Field("cpu", description="cuda: GPUs through accelerate (bf16 advised).")
     bf16: bool = Field(False, description="bfloat16 training (GPUs only).")
     use_vllm: bool = Field(False, description="Generate completions with vLLM (GPUs only).")
@@ -100,12 +103,14 @@ def check_sft_dir(path: str | Path) -> dict[str, Any]:
     return info
 
 
-def train_rows(config: GRPOStageConfig) -> list[dict[str, Any]]:
+def train_rows(config: GRPOStageConfig, split: str = "train") -> list[dict[str, Any]]:
     """The packet rows GRPO trains on: train split, failures found, optionally only ``config.envs``."""
     from reharness.training.data import packet_rows, read_records
 
-    rows = packet_rows(read_records(config.data), "train")
+    rows = packet_rows(read_records(config.data), split)
     rows = [r for r in rows if config.envs is None or r["env"] in config.envs]
+    if split != "train":
+        return rows
     if not rows:
         raise DataError(
             f"no train packets in {config.data!r}" + (f" for envs {config.envs}" if config.envs else ""),
@@ -165,7 +170,13 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
     from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOTrainer
 
-    from reharness.training.engineer_model import count_params, load_engineer, row_prompt, save_engineer
+    from reharness.training.engineer_model import (
+        count_params,
+        load_engineer,
+        row_prompt,
+        save_engineer,
+        update_engineer_info,
+    )
     from reharness.training.progress import progress_callbacks, quiet, step_timer
     from reharness.training.rerun import PairedRerunReward
 
@@ -231,4 +242,14 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
         "torch_threads": torch.get_num_threads(),
     }
     save_engineer(trainer.model, tokenizer, out, style, summary)
+    valid = train_rows(config, "valid") if config.select_on_valid else []
+    if valid:
+        from reharness.training.select import valid_score
+
+        runs = config.runs_dir or Path(config.data) / "runs"
+        summary["valid"] = {
+            "sft": valid_score(config.sft, valid, runs, agents, config.seed),
+            "grpo": valid_score(out, valid, runs, agents, config.seed),
+        }
+        update_engineer_info(out, {"valid": summary["valid"]})
     return summary

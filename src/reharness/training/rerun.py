@@ -74,13 +74,15 @@ class PairedRerunReward:
         self._thread = threading.Thread(target=self._loop.run_forever, name="paired-rerun", daemon=True)
         self._thread.start()
 
+    def results(self, texts: list[str], packet_ids: list[str]) -> list[PairedResult]:
+        """:meth:`score` run on the reward's event loop (callable from synchronous code)."""
+        return asyncio.run_coroutine_threadsafe(self.score(texts, packet_ids), self._loop).result()
+
     def __call__(
         self, prompts: list[Any], completions: list[Any], packet_id: list[str], **kwargs: Any
     ) -> list[float]:
         started = time.perf_counter()
-        texts = [completion_text(c) for c in completions]
-        future = asyncio.run_coroutine_threadsafe(self.score(texts, list(packet_id)), self._loop)
-        results = future.result()
+        results = self.results([completion_text(c) for c in completions], list(packet_id))
         rewards = [r.delta if r.valid else 0.0 for r in results]
         elapsed = time.perf_counter() - started
         self.seconds += elapsed

@@ -66,6 +66,14 @@ def test_packets_sft_grpo_then_improve_with_the_trained_engineer(
     proposals = (tmp_path / "imp" / "round-1" / "proposals.jsonl").read_text().splitlines()
     meta = json.loads(proposals[0])["meta"]
     assert meta["engineer"] == f"llm:hf:{out / 'grpo'}" and meta["completion_tokens"] <= 48
+    code, stdout, _ = _cli("train", "engineer", *MICRO, "--stage", "data", "--out", str(out), "--json")
+    assert (
+        code == 0 and json.loads(stdout)["data"] == summary["data"] and "engineer" not in json.loads(stdout)
+    )
+    code, _, stderr = _cli(
+        "train", "engineer", *MICRO, "--batch-size", "5", "--stage", "data", "--out", str(out)
+    )
+    assert code == 2 and "collected with batch_size=6, not 5" in stderr  # one data dir, one collection
 
 
 @pytest.mark.parametrize(

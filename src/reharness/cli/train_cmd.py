@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -170,6 +171,8 @@ def engineer(
         concurrency=concurrency,
     )
     report_to = ["tensorboard"] if tensorboard else []
+    if tensorboard and not any(find_spec(name) for name in ("tensorboard", "tensorboardX")):
+        raise ConfigError("--tensorboard needs the tensorboard package", hint="pip install tensorboard")
     stage_config: Any = None
     if stage == "sft":
         from reharness.training.sft import SFTStageConfig

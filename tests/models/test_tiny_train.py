@@ -311,23 +311,24 @@ def test_run_no_train_fails_with_the_training_command(
     assert not (tmp_path / "tiny" / "shop-M").exists()
 
 
-def test_shipped_db_agent_loads_and_acts_through_the_runtime(tmp_path: Path) -> None:
-    """The shipped tiny:db-S is a complete HF directory with provenance and runs real episodes."""
+@pytest.mark.parametrize("env", ["db", "shop"])
+def test_shipped_agent_loads_and_acts_through_the_runtime(env: str, tmp_path: Path) -> None:
+    """A shipped tiny agent is a complete HF directory with provenance and runs real episodes."""
     from reharness.models.registry import resolve_tiny
     from reharness.models.tiny.registry import find_tiny
     from reharness.runtime.agents import make_agent
     from reharness.runtime.executor import RunSpec, run_batch
 
-    info = find_tiny("db-S")
+    info = find_tiny(f"{env}-S")
     assert info.shipped and info.path is not None
-    assert resolve_tiny("db-S", train=False) == info.path
+    assert resolve_tiny(f"{env}-S", train=False) == info.path
     provenance = info.provenance or {}
-    assert provenance["command"].startswith("reharness agent train --env db --size S --seed 0")
+    assert provenance["command"].startswith(f"reharness agent train --env {env} --size S --seed 0")
     # fields added later keep their old meaning by default: the shipped recipe still reads as the current one
-    assert Recipe.model_validate(provenance["recipe"]) == recipe_for("db", "S")
-    agent = make_agent("tiny:db-S", train_missing=False)
-    spec = RunSpec(env="db", agent="tiny:db-S", split="test", n=4, seed=0, concurrency=4)
-    short = base_harness_config("db").model_copy(update={"step_limit": 3})  # keeps the test fast
+    assert Recipe.model_validate(provenance["recipe"]) == recipe_for(env, "S")
+    agent = make_agent(f"tiny:{env}-S", train_missing=False)
+    spec = RunSpec(env=env, agent=f"tiny:{env}-S", split="test", n=4, seed=0, concurrency=4)
+    short = base_harness_config(env).model_copy(update={"step_limit": 3})  # keeps the test fast
     result = asyncio.run(run_batch(spec, agent, Harness(short), tmp_path))
     assert len(result.episodes) == 4
     assert all(

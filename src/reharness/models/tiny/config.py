@@ -112,7 +112,19 @@ MICRO = ModelShape(
 RECIPES: dict[tuple[str, str], Recipe] = {
     ("household", "S"): Recipe(env="household", size="S", model=_S, steps=400, batch_size=4),
     ("household", "M"): Recipe(env="household", size="M", model=_M, steps=400, batch_size=4),
-    ("shop", "S"): Recipe(env="shop", size="S", model=_S, steps=400, batch_size=4),
+    ("shop", "S"): Recipe(
+        env="shop",
+        size="S",
+        model=_S2,
+        steps=500,
+        batch_size=8,
+        max_new_tokens=48,
+        max_length=2048,
+        learning_rate=1e-3,
+        copy_warmup_steps=2500,
+        split_spaces=True,
+        interventions=True,
+    ),
     ("shop", "M"): Recipe(env="shop", size="M", model=_M, steps=400, batch_size=4),
     ("db", "S"): Recipe(
         env="db",

@@ -311,7 +311,7 @@ def test_run_no_train_fails_with_the_training_command(
     assert not (tmp_path / "tiny" / "shop-M").exists()
 
 
-@pytest.mark.parametrize("env", ["db", "shop"])
+@pytest.mark.parametrize("env", ["db", "shop", "household"])
 def test_shipped_agent_loads_and_acts_through_the_runtime(env: str, tmp_path: Path) -> None:
     """A shipped tiny agent is a complete HF directory with provenance and runs real episodes."""
     from reharness.models.registry import resolve_tiny

@@ -110,7 +110,20 @@ MICRO = ModelShape(
 )
 
 RECIPES: dict[tuple[str, str], Recipe] = {
-    ("household", "S"): Recipe(env="household", size="S", model=_S, steps=400, batch_size=4),
+    ("household", "S"): Recipe(
+        env="household",
+        size="S",
+        model=_S2,
+        steps=800,
+        batch_size=8,
+        max_new_tokens=48,
+        learning_rate=1e-3,
+        perturb_prob=0.15,
+        repeat_prob=0.7,
+        copy_warmup_steps=2500,
+        split_spaces=True,
+        interventions=True,
+    ),
     ("household", "M"): Recipe(env="household", size="M", model=_M, steps=400, batch_size=4),
     ("shop", "S"): Recipe(
         env="shop",

@@ -6,6 +6,11 @@ with the failure taxonomy, so they can be matched by scripts and stored in traje
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class ReharnessError(Exception):
     """Base class of all reharness errors: ``code`` is stable, ``hint`` says how to fix it."""
@@ -64,3 +69,11 @@ def did_you_mean(name: str, choices: list[str]) -> str:
     if close:
         return f"did you mean {', '.join(repr(c) for c in close)}? (known: {', '.join(choices)})"
     return f"known: {', '.join(choices)}"
+
+
+def options_error(exc: ValidationError, command: str) -> ConfigError:
+    """A :class:`ConfigError` naming the first invalid command-line option of a pydantic ``ValidationError``
+    (``--batch-size: Input should be greater than 0``), with ``command --help`` as the hint."""
+    err = exc.errors()[0]
+    name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
+    return ConfigError(f"{name}: {err['msg']}", hint=f"see `{command} --help`")

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reharness.core.errors import ConfigError, ReharnessError
+from reharness.core.errors import ConfigError, ReharnessError, options_error
 from reharness.core.hashing import derive_seed
 from reharness.engineer.baseline import Baseline, Target, get_baseline
 from reharness.engineer.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
@@ -71,9 +71,7 @@ class ImproveConfig(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
-            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness improve --help`") from None
+            raise options_error(exc, "reharness improve") from None
 
 
 class CandidateRow(BaseModel):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reharness.core.errors import ConfigError
+from reharness.core.errors import options_error
 from reharness.core.hashing import derive_seed, stable_hash
 
 if TYPE_CHECKING:
@@ -62,9 +62,7 @@ class DataConfig(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
-            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness train engineer --help`") from None
+            raise options_error(exc, "reharness train engineer") from None
 
     def agent_for(self, env: str) -> str:
         return self.agent.replace("{env}", env)

@@ -25,7 +25,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from reharness.core.errors import ConfigError, DataError
+from reharness.core.errors import ConfigError, DataError, options_error
 from reharness.engineer.compact import ENGINEER_FILE, PromptStyle
 
 
@@ -83,9 +83,7 @@ class GRPOStageConfig(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
-            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness train engineer --help`") from None
+            raise options_error(exc, "reharness train engineer") from None
 
 
 def check_sft_dir(path: str | Path) -> dict[str, Any]:

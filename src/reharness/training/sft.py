@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reharness.core.errors import ConfigError, DataError
+from reharness.core.errors import DataError, options_error
 from reharness.engineer.compact import PromptStyle, compact_reply
 from reharness.training.engineer_model import SHAPES, row_prompt
 
@@ -55,9 +55,7 @@ class SFTStageConfig(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
-            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness train engineer --help`") from None
+            raise options_error(exc, "reharness train engineer") from None
 
     @property
     def style(self) -> PromptStyle:

@@ -109,47 +109,28 @@ MICRO = ModelShape(
     hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, vocab_size=400
 )
 
+#: What every shipped S recipe shares (RECIPE.md): 2 layers, the copy warm-up, split spaces, lr 1e-3,
+#: 8 episodes per step.
+_S_BASE: dict[str, Any] = dict(
+    size="S", model=_S2, batch_size=8, learning_rate=1e-3, copy_warmup_steps=2500, split_spaces=True
+)
+
 RECIPES: dict[tuple[str, str], Recipe] = {
     ("household", "S"): Recipe(
         env="household",
-        size="S",
-        model=_S2,
+        **_S_BASE,
         steps=800,
-        batch_size=8,
         max_new_tokens=48,
-        learning_rate=1e-3,
         perturb_prob=0.15,
         repeat_prob=0.7,
-        copy_warmup_steps=2500,
-        split_spaces=True,
         interventions=True,
     ),
     ("household", "M"): Recipe(env="household", size="M", model=_M, steps=400, batch_size=4),
     ("shop", "S"): Recipe(
-        env="shop",
-        size="S",
-        model=_S2,
-        steps=500,
-        batch_size=8,
-        max_new_tokens=48,
-        max_length=2048,
-        learning_rate=1e-3,
-        copy_warmup_steps=2500,
-        split_spaces=True,
-        interventions=True,
+        env="shop", **_S_BASE, steps=500, max_new_tokens=48, max_length=2048, interventions=True
     ),
     ("shop", "M"): Recipe(env="shop", size="M", model=_M, steps=400, batch_size=4),
-    ("db", "S"): Recipe(
-        env="db",
-        size="S",
-        model=_S2,
-        steps=600,
-        batch_size=8,
-        max_new_tokens=128,
-        learning_rate=1e-3,
-        copy_warmup_steps=2500,
-        split_spaces=True,
-    ),
+    ("db", "S"): Recipe(env="db", **_S_BASE, steps=600, max_new_tokens=128),
     ("db", "M"): Recipe(env="db", size="M", model=_M, steps=400, batch_size=8, max_new_tokens=128),
 }
 

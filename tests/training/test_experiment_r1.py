@@ -54,3 +54,14 @@ def test_r1_prints_the_contract_and_writes_the_report(
     again = CliRunner().invoke(app, ["experiment", "r1", *MICRO, "--out", str(tmp_path), "--json"])
     assert again.exit_code == 0 and json.loads(again.stdout) == data
     assert calls[0] == used  # everything was loaded: trained engineers, baselines, evaluations
+
+
+def test_r1_bad_option_names_the_flag_and_the_help(tmp_path: Path) -> None:
+    """A value the config rejects fails before any episode, naming the flag and ``--help``."""
+    result = CliRunner().invoke(
+        app, ["experiment", "r1", "--env", "household", "--batches", "0", "--out", str(tmp_path)]
+    )
+    assert result.exit_code != 0
+    assert "--batches" in result.stderr and "greater than 0" in result.stderr
+    assert "reharness experiment r1 --help" in result.stderr
+    assert not (tmp_path / "train").exists()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reharness.core.errors import ConfigError
+from reharness.core.errors import ConfigError, options_error
 from reharness.core.hashing import derive_seed
 
 if TYPE_CHECKING:
@@ -79,9 +79,7 @@ class R1Config(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            name = "--" + str(err["loc"][0]).replace("_", "-") if err["loc"] else "options"
-            raise ConfigError(f"{name}: {err['msg']}", hint="see `reharness experiment r1 --help`") from None
+            raise options_error(exc, "reharness experiment r1") from None
 
 
 class R1Row(BaseModel):

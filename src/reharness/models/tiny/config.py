@@ -100,10 +100,9 @@ class Recipe(BaseModel):
         return Recipe.model_validate(data | fields)
 
 
-_S = ModelShape(hidden_size=128, num_layers=4, num_heads=4, num_kv_heads=4, intermediate_size=384)
 #: two layers: the copy warm-up's phase change comes ~300 steps earlier than with four, and each token is
-#: twice as cheap, so a 30-minute budget buys twice the demonstrations
-_S2 = ModelShape(hidden_size=128, num_layers=2, num_heads=4, num_kv_heads=4, intermediate_size=384)
+#: twice as cheap, so a 30-minute budget buys twice the demonstrations (RECIPE.md)
+_S = ModelShape(hidden_size=128, num_layers=2, num_heads=4, num_kv_heads=4, intermediate_size=384)
 _M = ModelShape(hidden_size=192, num_layers=6, num_heads=6, num_kv_heads=6, intermediate_size=512)
 MICRO = ModelShape(
     hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, vocab_size=400
@@ -112,7 +111,7 @@ MICRO = ModelShape(
 #: What every shipped S recipe shares (RECIPE.md): 2 layers, the copy warm-up, split spaces, lr 1e-3,
 #: 8 episodes per step.
 _S_BASE: dict[str, Any] = dict(
-    size="S", model=_S2, batch_size=8, learning_rate=1e-3, copy_warmup_steps=2500, split_spaces=True
+    size="S", model=_S, batch_size=8, learning_rate=1e-3, copy_warmup_steps=2500, split_spaces=True
 )
 
 RECIPES: dict[tuple[str, str], Recipe] = {

@@ -224,13 +224,14 @@ def test_registry_cache_override_and_no_train_message(
     from reharness.models.tiny.registry import cache_dir, find_tiny, resolve_tiny
 
     monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
+    # a package without shipped weights: every agent comes from the cache or training
+    monkeypatch.setattr("reharness.models.tiny.registry.WEIGHTS_DIR", tmp_path / "no-shipped-weights")
     assert cache_dir("shop-M") == tmp_path / "tiny" / "shop-M"
     info = find_tiny("shop-M")
-    if not info.shipped:
-        assert info.path is None
-        with pytest.raises(ConfigError, match="not trained yet") as err:
-            resolve_tiny("shop-M", train=False)
-        assert "reharness agent train --env shop --size M --seed 0" in (err.value.hint or "")
+    assert info.path is None and not info.shipped
+    with pytest.raises(ConfigError, match="not trained yet") as err:
+        resolve_tiny("shop-M", train=False)
+    assert "reharness agent train --env shop --size M --seed 0" in (err.value.hint or "")
     with pytest.raises(UnknownNameError):
         find_tiny("kitchen-S")
 
@@ -291,11 +292,8 @@ def test_run_no_train_fails_with_the_training_command(
     from typer.testing import CliRunner
 
     from reharness.cli.main import app
-    from reharness.models.tiny.registry import find_tiny
-
     monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
-    if find_tiny("shop-M").shipped:
-        pytest.skip("shop-M ships with the package")
+    monkeypatch.setattr("reharness.models.tiny.registry.WEIGHTS_DIR", tmp_path / "no-shipped-weights")
     args = [
         "run",
         "--env",
@@ -314,23 +312,26 @@ def test_run_no_train_fails_with_the_training_command(
     assert not (tmp_path / "tiny" / "shop-M").exists()
 
 
-@pytest.mark.parametrize("env", ["db", "shop", "household"])
-def test_shipped_agent_loads_and_acts_through_the_runtime(env: str, tmp_path: Path) -> None:
+SHIPPED = [("db", "S"), ("shop", "S"), ("household", "S"), ("household", "M")]
+
+
+@pytest.mark.parametrize(("env", "size"), SHIPPED)
+def test_shipped_agent_loads_and_acts_through_the_runtime(env: str, size: str, tmp_path: Path) -> None:
     """A shipped tiny agent is a complete HF directory with provenance and runs real episodes."""
     from reharness.models.registry import resolve_tiny
     from reharness.models.tiny.registry import find_tiny
     from reharness.runtime.agents import make_agent
     from reharness.runtime.executor import RunSpec, run_batch
 
-    info = find_tiny(f"{env}-S")
+    info = find_tiny(f"{env}-{size}")
     assert info.shipped and info.path is not None
-    assert resolve_tiny(f"{env}-S", train=False) == info.path
+    assert resolve_tiny(f"{env}-{size}", train=False) == info.path
     provenance = info.provenance or {}
-    assert provenance["command"].startswith(f"reharness agent train --env {env} --size S --seed 0")
+    assert provenance["command"].startswith(f"reharness agent train --env {env} --size {size} --seed 0")
     # fields added later keep their old meaning by default: the shipped recipe still reads as the current one
-    assert Recipe.model_validate(provenance["recipe"]) == recipe_for(env, "S")
-    agent = make_agent(f"tiny:{env}-S", train_missing=False)
-    spec = RunSpec(env=env, agent=f"tiny:{env}-S", split="test", n=4, seed=0, concurrency=4)
+    assert Recipe.model_validate(provenance["recipe"]) == recipe_for(env, size)
+    agent = make_agent(f"tiny:{env}-{size}", train_missing=False)
+    spec = RunSpec(env=env, agent=f"tiny:{env}-{size}", split="test", n=4, seed=0, concurrency=4)
     short = base_harness_config(env).model_copy(update={"step_limit": 3})  # keeps the test fast
     result = asyncio.run(run_batch(spec, agent, Harness(short), tmp_path))
     assert len(result.episodes) == 4

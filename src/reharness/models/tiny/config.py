@@ -103,7 +103,9 @@ class Recipe(BaseModel):
 #: two layers: the copy warm-up's phase change comes ~300 steps earlier than with four, and each token is
 #: twice as cheap, so a 30-minute budget buys twice the demonstrations (RECIPE.md)
 _S = ModelShape(hidden_size=128, num_layers=2, num_heads=4, num_kv_heads=4, intermediate_size=384)
-_M = ModelShape(hidden_size=192, num_layers=6, num_heads=6, num_kv_heads=6, intermediate_size=512)
+#: wider, not deeper (two layers keep the early copy phase change): about twice the S parameters and 1.6x the
+#: cost per token, so M recipes take ~0.7x the S steps to stay within the 30-minute budget (RECIPE.md)
+_M = ModelShape(hidden_size=192, num_layers=2, num_heads=6, num_kv_heads=6, intermediate_size=512)
 MICRO = ModelShape(
     hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, vocab_size=400
 )
@@ -124,13 +126,30 @@ RECIPES: dict[tuple[str, str], Recipe] = {
         repeat_prob=0.7,
         interventions=True,
     ),
-    ("household", "M"): Recipe(env="household", size="M", model=_M, steps=400, batch_size=4),
+    ("household", "M"): Recipe(
+        env="household",
+        **_S_BASE | {"size": "M", "model": _M},
+        steps=1200,
+        max_new_tokens=48,
+        perturb_prob=0.15,
+        repeat_prob=0.7,
+        interventions=True,
+    ),
     ("shop", "S"): Recipe(
         env="shop", **_S_BASE, steps=500, max_new_tokens=48, max_length=2048, interventions=True
     ),
-    ("shop", "M"): Recipe(env="shop", size="M", model=_M, steps=400, batch_size=4),
+    ("shop", "M"): Recipe(
+        env="shop",
+        **_S_BASE | {"size": "M", "model": _M},
+        steps=700,
+        max_new_tokens=48,
+        max_length=2048,
+        interventions=True,
+    ),
     ("db", "S"): Recipe(env="db", **_S_BASE, steps=600, max_new_tokens=128),
-    ("db", "M"): Recipe(env="db", size="M", model=_M, steps=400, batch_size=8, max_new_tokens=128),
+    ("db", "M"): Recipe(
+        env="db", **_S_BASE | {"size": "M", "model": _M}, steps=800, max_new_tokens=128, interventions=True
+    ),
 }
 
 

@@ -292,6 +292,7 @@ def test_run_no_train_fails_with_the_training_command(
     from typer.testing import CliRunner
 
     from reharness.cli.main import app
+
     monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
     monkeypatch.setattr("reharness.models.tiny.registry.WEIGHTS_DIR", tmp_path / "no-shipped-weights")
     args = [

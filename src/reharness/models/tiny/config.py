@@ -147,9 +147,7 @@ RECIPES: dict[tuple[str, str], Recipe] = {
         interventions=True,
     ),
     ("db", "S"): Recipe(env="db", **_S_BASE, steps=600, max_new_tokens=128),
-    ("db", "M"): Recipe(
-        env="db", **_S_BASE | {"size": "M", "model": _M}, steps=800, max_new_tokens=128, interventions=True
-    ),
+    ("db", "M"): Recipe(env="db", **_S_BASE | {"size": "M", "model": _M}, steps=800, max_new_tokens=128),
 }
 
 

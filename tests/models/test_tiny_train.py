@@ -313,7 +313,7 @@ def test_run_no_train_fails_with_the_training_command(
     assert not (tmp_path / "tiny" / "shop-M").exists()
 
 
-SHIPPED = [("db", "S"), ("shop", "S"), ("household", "S"), ("household", "M"), ("shop", "M")]
+SHIPPED = [("db", "S"), ("shop", "S"), ("household", "S"), ("household", "M"), ("shop", "M"), ("db", "M")]
 
 
 @pytest.mark.parametrize(("env", "size"), SHIPPED)

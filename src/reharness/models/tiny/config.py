@@ -116,38 +116,21 @@ _S_BASE: dict[str, Any] = dict(
     size="S", model=_S, batch_size=8, learning_rate=1e-3, copy_warmup_steps=2500, split_spaces=True
 )
 
+_M_BASE: dict[str, Any] = _S_BASE | {"size": "M", "model": _M}
+#: What each environment's S and M agents share; M adds steps where the 30-minute budget allows (RECIPE.md).
+_HOUSEHOLD: dict[str, Any] = dict(
+    env="household", max_new_tokens=48, perturb_prob=0.15, repeat_prob=0.7, interventions=True
+)
+_SHOP: dict[str, Any] = dict(env="shop", max_new_tokens=48, max_length=2048, interventions=True)
+_DB: dict[str, Any] = dict(env="db", max_new_tokens=128)
+
 RECIPES: dict[tuple[str, str], Recipe] = {
-    ("household", "S"): Recipe(
-        env="household",
-        **_S_BASE,
-        steps=800,
-        max_new_tokens=48,
-        perturb_prob=0.15,
-        repeat_prob=0.7,
-        interventions=True,
-    ),
-    ("household", "M"): Recipe(
-        env="household",
-        **_S_BASE | {"size": "M", "model": _M},
-        steps=1200,
-        max_new_tokens=48,
-        perturb_prob=0.15,
-        repeat_prob=0.7,
-        interventions=True,
-    ),
-    ("shop", "S"): Recipe(
-        env="shop", **_S_BASE, steps=500, max_new_tokens=48, max_length=2048, interventions=True
-    ),
-    ("shop", "M"): Recipe(
-        env="shop",
-        **_S_BASE | {"size": "M", "model": _M},
-        steps=700,
-        max_new_tokens=48,
-        max_length=2048,
-        interventions=True,
-    ),
-    ("db", "S"): Recipe(env="db", **_S_BASE, steps=600, max_new_tokens=128),
-    ("db", "M"): Recipe(env="db", **_S_BASE | {"size": "M", "model": _M}, steps=800, max_new_tokens=128),
+    ("household", "S"): Recipe(**_S_BASE, **_HOUSEHOLD, steps=800),
+    ("household", "M"): Recipe(**_M_BASE, **_HOUSEHOLD, steps=1200),
+    ("shop", "S"): Recipe(**_S_BASE, **_SHOP, steps=500),
+    ("shop", "M"): Recipe(**_M_BASE, **_SHOP, steps=700),
+    ("db", "S"): Recipe(**_S_BASE, **_DB, steps=600),
+    ("db", "M"): Recipe(**_M_BASE, **_DB, steps=800),
 }
 
 

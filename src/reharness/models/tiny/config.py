@@ -104,7 +104,7 @@ class Recipe(BaseModel):
 #: twice as cheap, so a 30-minute budget buys twice the demonstrations (RECIPE.md)
 _S = ModelShape(hidden_size=128, num_layers=2, num_heads=4, num_kv_heads=4, intermediate_size=384)
 #: wider, not deeper (two layers keep the early copy phase change): about twice the S parameters and 1.6x the
-#: cost per token, so M recipes take ~0.7x the S steps to stay within the 30-minute budget (RECIPE.md)
+#: cost per step; M recipes still train within the 30-minute budget at 2 threads (RECIPE.md)
 _M = ModelShape(hidden_size=192, num_layers=2, num_heads=6, num_kv_heads=6, intermediate_size=512)
 MICRO = ModelShape(
     hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=2, intermediate_size=64, vocab_size=400

@@ -26,6 +26,7 @@ from proposer_helpers import (
 from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.engineer import make_engineer
 from reharness.engineer.operators import OPERATORS, OperatorEngineer, get_operator, merge, operators_for
+from reharness.envs.registry import make_env
 from reharness.failures import FailureCode
 from reharness.patches import LeakageEvidence, extract_patch, validate_patch
 from reharness.runtime import FunctionAgent
@@ -113,7 +114,7 @@ def test_variants_run_in_real_episodes_without_hook_errors(env: str) -> None:
     agents = {
         "household": [EnvAgent(messy_household)],
         "shop": [EnvAgent(messy_shop)],
-        "db": [EnvAgent(faulty_db), EnvAgent(early_answer), EnvAgent(misquoting)],
+        "db": [EnvAgent(faulty_db), EnvAgent(early_answer), EnvAgent(misquoting), EnvAgent(doubled_clause)],
     }[env]
     silent = []
     for op in operators_for(env):
@@ -173,6 +174,12 @@ def erring_db(env: Any, request: Any, i: int) -> str:
     """Never recovers: a wrong column name on every other step, otherwise a count."""
     name, _ = db_table(env)
     return sql(f"SELECT `no_such_col` FROM `{name}`" if i % 2 == 0 else f"SELECT COUNT(*) FROM `{name}`")
+
+
+def doubled_clause(env: Any, request: Any, i: int) -> str:
+    """A statement with its WHERE clause written twice, then the expert."""
+    table = env.task.state["table"]["name"]
+    return sql(f"SELECT * FROM `{table}` WHERE 1 = 1 WHERE 1 = 1") if i == 0 else env.expert_action()
 
 
 def early_answer(env: Any, request: Any, i: int) -> str:
@@ -277,7 +284,7 @@ def test_scores_follow_the_packet_evidence(packets: dict[str, Any]) -> None:
     expected_top = {
         "household": {"snap_to_admissible", "invalid_action_hint"},
         "shop": {"purchase_guard"},
-        "db": {"sql_error_hint", "answer_guard"},
+        "db": {"sql_error_hint", "sql_guard", "answer_guard"},
     }
     for env, packet in packets.items():
         scores = engineer.scores(packet)
@@ -360,3 +367,83 @@ def test_answer_grounding_offers_the_last_result_for_a_misquoted_answer() -> Non
     expert = EnvAgent(lambda env, request, i: env.expert_action())
     right = episode("db", expert, patch, task=task, split="train")
     assert right.success and not any("blocked" in step.flags for step in right.steps)
+
+
+def first_task_of(task_type: str, split: str = "test") -> int:
+    env = make_env("db", split=split)
+    for index in range(200):
+        if env.get_task(index).task_type == task_type:
+            return index
+    raise AssertionError(f"no {task_type} task among the first 200")
+
+
+def dropped_value(env: Any, request: Any, i: int) -> str:
+    """The expert's INSERT with its last value missing, then the expert."""
+    expert = env.expert_action()
+    if i > 0:
+        return expert
+    statement = expert.split("```sql\n", 1)[1].split("\n```", 1)[0]
+    head, values = statement.rsplit(", ", 1)[0], ")"
+    return sql(head + values)
+
+
+def test_sql_guard_blocks_a_visibly_broken_statement_before_it_runs() -> None:
+    task = first_task_of("INSERT")
+    patch = get_operator("sql_guard").build({}, "db")
+    plain = episode("db", EnvAgent(dropped_value), task=task)
+    patched = episode("db", EnvAgent(dropped_value), patch, task=task)
+    columns = len(make_env("db", split="test").get_task(task).state["table"]["columns"])
+    assert plain.steps[0].observation == f"{columns - 1} values for {columns} columns"  # the env's error
+    assert "blocked" in patched.steps[0].flags
+    assert patched.steps[0].observation == f"Blocked: {columns - 1} values for {columns} columns."
+    assert plain.success and patched.success  # the expert recovers either way
+
+
+def test_sql_guard_never_blocks_the_experts_statements() -> None:
+    patch = get_operator("sql_guard").build({"list": True}, "db")
+    expert = EnvAgent(lambda env, request, i: env.expert_action())
+    for task in range(0, 60, 4):
+        record = episode("db", expert, patch, task=task, limits=INPROCESS)
+        assert record.success and not any("blocked" in step.flags for step in record.steps), task
+
+
+def failed_then_answer(env: Any, request: Any, i: int) -> str:
+    """A good query, a broken one, an answer right after the failure, then the expert."""
+    table = env.task.state["table"]["name"]
+    script = {0: sql(f"SELECT COUNT(*) FROM `{table}`"), 1: sql(f"SELECT `nope` FROM `{table}`")}
+    return script.get(i) or (answer('["0"]') if i == 2 else env.expert_action())
+
+
+def test_answer_guard_blocks_an_answer_right_after_a_failed_statement() -> None:
+    task = first_task_of("other")
+    plain = episode("db", EnvAgent(failed_then_answer), task=task)
+    patched = episode(
+        "db", EnvAgent(failed_then_answer), get_operator("answer_guard").build({}, "db"), task=task
+    )
+    without = get_operator("answer_guard").build({"after_error": False}, "db")
+    unguarded = episode("db", EnvAgent(failed_then_answer), without, task=task)
+    assert plain.num_steps == 3 and not plain.success
+    assert patched.steps[2].observation.startswith("Not answering yet: the last SQL statement failed")
+    assert patched.success
+    assert unguarded.num_steps == 3 and not unguarded.success  # one query had succeeded: nothing to block
+
+
+def test_sql_guard_blocks_a_statement_the_question_contradicts() -> None:
+    task = first_task_of("aggregation-MAX")
+    env = make_env("db", split="test")
+    env.reset(options={"task": task})
+    reference = env.expert_action()
+    assert "MAX(" in reference
+
+    def opposite(env: Any, request: Any, i: int) -> str:
+        return reference.replace("MAX(", "MIN(") if i == 0 else env.expert_action()
+
+    plain = episode("db", EnvAgent(opposite), task=task)
+    patched = episode("db", EnvAgent(opposite), get_operator("sql_guard").build({}, "db"), task=task)
+    no_intent = get_operator("sql_guard").build({"intent": False}, "db")
+    unchecked = episode("db", EnvAgent(opposite), no_intent, task=task)
+    assert plain.steps[0].observation.startswith("[(")  # the wrong aggregate runs and returns a value
+    assert patched.steps[0].observation == (
+        "Blocked: the question asks for the highest value, but the query takes MIN."
+    )
+    assert not any("blocked" in step.flags for step in unchecked.steps)

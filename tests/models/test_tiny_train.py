@@ -217,6 +217,33 @@ def test_cli_trains_a_micro_agent_as_json(tmp_path: Path) -> None:
     assert set(payload) == {"path", "params", "train_seconds"} and Path(payload["path"]).is_dir()
 
 
+def test_cli_continues_an_agent_with_init_keeping_its_tokenizer(tmp_path: Path) -> None:
+    """``--init`` starts from an existing agent: same tokenizer, new weights, the start recorded."""
+    import hashlib
+
+    from typer.testing import CliRunner
+
+    from reharness.cli.agent_cmd import agent_app
+
+    base, continued = tmp_path / "base", tmp_path / "continued"
+    common = ["train", "--env", "db", "--size", "micro", "--steps", "2", "--json"]
+    assert CliRunner().invoke(agent_app, [*common, "--out", str(base)]).exit_code == 0
+    result = CliRunner().invoke(
+        agent_app,
+        [*common, "--out", str(continued), "--init", str(base), "--near-miss", "1", "--observed-notes"],
+    )
+    assert result.exit_code == 0, result.output
+    assert (continued / "tokenizer.json").read_bytes() == (base / "tokenizer.json").read_bytes()
+    weights = [hashlib.sha256((d / "model.safetensors").read_bytes()).hexdigest() for d in (base, continued)]
+    assert weights[0] != weights[1]
+    provenance = json.loads((continued / "provenance.json").read_text())
+    assert provenance["init"]["weights_sha256"] == weights[0]
+    assert provenance["copy_warmup"] is None
+    assert provenance["recipe"]["near_miss"] == 1.0 and provenance["recipe"]["observed_notes"] is True
+    missing = CliRunner().invoke(agent_app, [*common, "--out", str(tmp_path / "x"), "--init", str(tmp_path)])
+    assert missing.exit_code != 0 and "not a model directory" in missing.output
+
+
 def test_registry_cache_override_and_no_train_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

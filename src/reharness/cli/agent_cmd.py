@@ -32,18 +32,49 @@ def train(
         Path | None, typer.Option(help="Output model directory (default: the cache dir of ENV-SIZE).")
     ] = None,
     threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: torch's choice).")] = None,
+    init: Annotated[
+        str | None,
+        typer.Option(
+            help="Continue training this agent (tiny:NAME or a model directory) instead of starting from "
+            "scratch: its tokenizer and weights are kept, the copy warm-up is skipped."
+        ),
+    ] = None,
+    learning_rate: Annotated[float | None, typer.Option(help="Peak learning rate.")] = None,
+    perturb_prob: Annotated[
+        float | None, typer.Option(help="Share of demo turns that are perturbed.")
+    ] = None,
+    near_miss: Annotated[
+        float | None,
+        typer.Option(help="Share of perturbations that are near misses of the expert's SQL (db)."),
+    ] = None,
+    observed_notes: Annotated[
+        bool,
+        typer.Option(
+            "--observed-notes", help="Demos carry harness notes made only of what a hook can observe (db)."
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print {path, params, train_seconds} as JSON.")
     ] = False,
 ) -> None:
-    """Train a tiny agent from scratch on the CPU (demos → tokenizer → model → TRL SFT)."""
+    """Train a tiny agent on the CPU (demos → tokenizer → model → TRL SFT), from scratch or, with --init,
+    further from an existing one."""
     from reharness.envs.registry import resolve_env_name
     from reharness.models.tiny.config import recipe_for
     from reharness.models.tiny.registry import cache_dir
     from reharness.models.tiny.train import train_agent
 
     env_name = resolve_env_name(env).name
-    recipe = recipe_for(env_name, size).with_overrides(steps=steps, batch_size=batch_size)
+    notes = {"interventions": True, "observed_notes": True} if observed_notes else {}
+    recipe = recipe_for(env_name, size).with_overrides(
+        steps=steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        perturb_prob=perturb_prob,
+        near_miss=near_miss,
+        **notes,
+    )
+    init_dir = resolve_init(init) if init else None
     target = out or cache_dir(f"{env_name}-{size}")
     command = (
         "reharness agent train " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("train") + 1 :])
@@ -75,7 +106,9 @@ def train(
             if info:
                 bar.update(task, info=info)
 
-        result = train_agent(recipe, target, seed=seed, threads=threads, progress=progress, command=command)
+        result = train_agent(
+            recipe, target, seed=seed, threads=threads, progress=progress, command=command, init=init_dir
+        )
     if as_json:
         print(json.dumps(result.as_json()))
     else:
@@ -85,6 +118,30 @@ def train(
         stdout.print(f"  model directory: {result.path}")
         spec = f"tiny:{env_name}-{size}" if out is None else f"hf:{result.path}"
         stdout.print(f"  use it with: reharness run --env {env_name} --agent {spec}")
+
+
+def resolve_init(spec: str) -> Path:
+    """The model directory of ``--init``: ``tiny:NAME`` (shipped or cached, never trained here) or a path."""
+    from reharness.core.errors import ConfigError
+    from reharness.models.tiny.registry import locate, parse_name
+
+    if spec.startswith("tiny:"):
+        name = spec.removeprefix("tiny:")
+        parse_name(name)  # a clear error for a malformed name
+        found = locate(name)
+        if found is None:
+            raise ConfigError(
+                f"--init {spec}: that tiny agent is not installed",
+                hint="train it first with reharness agent train, or pass a model directory",
+            )
+        return found
+    path = Path(spec.removeprefix("hf:"))
+    if not (path / "config.json").is_file():
+        raise ConfigError(
+            f"--init {spec}: {path} is not a model directory (no config.json)",
+            hint="pass tiny:NAME or the directory that reharness agent train --out wrote",
+        )
+    return path
 
 
 @agent_app.command("list")

@@ -182,7 +182,9 @@ def merge(choices: Sequence[tuple[Operator, Mapping[str, Any]]], env: str) -> Pa
     per_point: dict[str, list[Fragment]] = {}
     for op, params in ordered:
         for point, fragment in op.fragments(params, env).items():
-            per_point.setdefault(point, []).append(fragment)
+            shared = per_point.setdefault(point, [])
+            if all(f.function != fragment.function for f in shared):  # a helper two operators share, once
+                shared.append(fragment)
     hooks: dict[str, str] = {}
     for point in HOOK_POINTS:
         fragments = per_point.get(point)

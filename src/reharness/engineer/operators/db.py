@@ -120,13 +120,17 @@ def answer_guard(ctx, nb):
     problem = None
     if nb.get("sql_ok", 0) < <<min_ok>>:
         problem = "no SQL query has succeeded yet, so the answer cannot come from the table. Query it first."
-<<MUTATION>>    if problem is None:
+<<AFTER_ERROR>><<MUTATION>>    if problem is None:
         return None
     blocks = nb.get("answer_blocks", 0)
     if blocks >= <<max_blocks>>:
         return None
     nb["answer_blocks"] = blocks + 1
     return {"type": "block_and_prompt", "message": "Not answering yet: " + problem}
+"""
+ANSWER_AFTER_ERROR = """    failed = str(state.get("last_error_kind") or "none") != "none"
+    if problem is None and count and failed:
+        problem = "the last SQL statement failed, so there is no result to answer from. Fix it and run it."
 """
 ANSWER_MUTATION = """    task = ctx.get("task") or {}
     changes = ("insert", "update", "delete")
@@ -138,17 +142,32 @@ ANSWER_MUTATION = """    task = ctx.get("task") or {}
 
 class AnswerGuard(Operator):
     name = "answer_guard"
-    summary = "Block the final answer before any SQL query succeeded (or, for mutations, before any change)"
+    summary = (
+        "Block the final answer before any SQL query succeeded, right after a failed statement, or "
+        "(mutations) before any change"
+    )
     codes = ("premature_answer", "wrong_answer")
     envs = ("db",)
     priority = 10
 
     def space(self, env: str) -> ParamSpace:
-        return {"min_ok": (1, 2), "mutation": (True, False), "max_blocks": (2, 1, 3)}
+        return {
+            "min_ok": (1, 2),
+            "after_error": (True, False),
+            "mutation": (True, False),
+            "max_blocks": (2, 1, 3),
+        }
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        mutation = ANSWER_MUTATION if params["mutation"] else ""
-        code = fill(ANSWER, {"MUTATION": mutation}, min_ok=params["min_ok"], max_blocks=params["max_blocks"])
+        code = fill(
+            ANSWER,
+            {
+                "MUTATION": ANSWER_MUTATION if params["mutation"] else "",
+                "AFTER_ERROR": ANSWER_AFTER_ERROR if params["after_error"] else "",
+            },
+            min_ok=params["min_ok"],
+            max_blocks=params["max_blocks"],
+        )
         return {"before_action": Fragment("answer_guard", code)}
 
 
@@ -201,3 +220,92 @@ class AnswerGrounding(Operator):
             max_blocks=params["max_blocks"],
         )
         return {"before_action": Fragment("answer_grounding", code, ("json",))}
+
+
+GUARD = """
+def sql_guard(ctx, nb):
+    action = ctx.get("action") or {}
+    text = str(action.get("text") or "")
+    if "```sql" not in text:
+        return None
+    sql = text.split("```sql", 1)[1].split("```")[0].strip()
+    low = " ".join(sql.lower().split())
+    problem = None
+    if low.count(" where ") > 1 or low.count(" from ") > 1 or low.count(" values ") > 1:
+        problem = "a clause is written twice"
+    elif low.startswith("insert"):
+        found = re.search(r"\\((.*?)\\)\\s*values\\s*\\((.*)\\)\\s*;?$", sql, re.I | re.S)
+        if found:
+            names = len(re.findall(r"`[^`]+`", found.group(1))) or found.group(1).count(",") + 1
+            values = re.sub(r"'(?:[^']|'')*'", "''", found.group(2)).count(",") + 1
+            if names != values:
+                problem = str(values) + " values for " + str(names) + " columns"
+    elif low.startswith("update") and " set " not in low:
+        problem = "an UPDATE needs SET `column` = 'value' before WHERE"
+<<INTENT>>    if problem is None:
+        return None
+    blocks = nb.get("sql_blocks", 0)
+    if blocks >= <<max_blocks>>:
+        return None
+    nb["sql_blocks"] = blocks + 1
+    message = <<lead>> + problem + "."
+<<LIST>>    return {"type": "block_and_prompt", "message": message[:900]}
+"""
+GUARD_INTENT = r"""    question = str((ctx.get("task") or {}).get("instruction") or "").lower()
+    high = re.search(r"\b(highest|largest|maximum|biggest|greatest|most)\b", question) is not None
+    small = re.search(r"\b(lowest|smallest|minimum|least|fewest)\b", question) is not None
+    mean = re.search(r"\b(average|mean)\b", question) is not None
+    total = re.search(r"\b(total|sum)\b", question) is not None
+    for wanted, other, marker, text in (
+        (high, small, "min(", "the question asks for the highest value, but the query takes MIN"),
+        (small, high, "max(", "the question asks for the lowest value, but the query takes MAX"),
+        (high, small, " asc", "the question asks for the highest, but the query sorts ascending (ASC)"),
+        (small, high, " desc", "the question asks for the lowest, but the query sorts descending (DESC)"),
+        (mean, total, "sum(", "the question asks for an average, but the query takes SUM"),
+        (total, mean, "avg(", "the question asks for a total, but the query takes AVG"),
+    ):
+        if problem is None and wanted and not other and marker in low:
+            problem = text
+    found = re.search(r"^select `([^`]+)` from `[^`]+` where `([^`]+)` = ", low)
+    if problem is None and found and found.group(1) == found.group(2):
+        problem = "the query returns `" + found.group(1) + "`, the column it filters on, not the asked one"
+"""
+GUARD_LIST = """    if nb.get("columns"):
+        message += " Known columns: " + ", ".join("`" + str(c) + "`" for c in nb["columns"][:40]) + "."
+"""
+GUARD_LEADS = ("Blocked: ", "That statement would fail: ")
+
+
+class SqlGuard(Operator):
+    name = "sql_guard"
+    summary = (
+        "Block an SQL statement with a visible defect (values vs. columns, UPDATE without SET, a clause "
+        "written twice, an aggregate, order or returned column the question contradicts) before it runs"
+    )
+    codes = ("sql_error", "format_error")
+    envs = ("db",)
+    signals = ("sql_errors",)
+    priority = 5
+
+    def space(self, env: str) -> ParamSpace:
+        return {
+            "intent": (True, False),
+            "list": (False, True),
+            "max_blocks": (2, 1, 3),
+            "lead": (0, 1),
+        }
+
+    def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
+        code = fill(
+            GUARD,
+            {
+                "INTENT": GUARD_INTENT if params["intent"] else "",
+                "LIST": GUARD_LIST if params["list"] else "",
+            },
+            lead=GUARD_LEADS[params["lead"]],
+            max_blocks=params["max_blocks"],
+        )
+        out = {"before_action": Fragment("sql_guard", code, ("re",))}
+        if params["list"]:
+            out["on_init"] = Fragment("remember_headers", HEADERS)
+        return out

@@ -11,7 +11,13 @@ from reharness.engineer.operators.common import (
     LoopBreaker,
     SnapToAdmissible,
 )
-from reharness.engineer.operators.db import AnswerGrounding, AnswerGuard, EmptyResultHint, SqlErrorHint
+from reharness.engineer.operators.db import (
+    AnswerGrounding,
+    AnswerGuard,
+    EmptyResultHint,
+    SqlErrorHint,
+    SqlGuard,
+)
 from reharness.engineer.operators.shop import PurchaseGuard, SearchDedupe, StallBreaker
 
 #: Every operator, in a stable order (the order used for ties and listings).
@@ -28,6 +34,7 @@ OPERATORS: tuple[Operator, ...] = (
     EmptyResultHint(),
     AnswerGuard(),
     AnswerGrounding(),
+    SqlGuard(),
 )
 _BY_NAME = {op.name: op for op in OPERATORS}
 

@@ -70,9 +70,20 @@ class Recipe(BaseModel):
         lt=1,
         description="Chance that a perturbed turn is repeated on the next turn (runs of the same mistake).",
     )
+    near_miss: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Share of perturbations that are near misses of the expert's SQL (db; see near_miss.py).",
+    )
     thoughts: bool = Field(False, description="Demos write a 'Think:' state summary before each action.")
     interventions: bool = Field(
         False, description="Demos contain harness hints, blocks and reminders that the expert heeds."
+    )
+    observed_notes: bool = Field(
+        False,
+        description="Intervention notes say only what a harness can observe, never the expert's action "
+        "(observed_notes.py).",
     )
     copy_warmup_steps: int = Field(
         0, ge=0, description="Most steps of synthetic copy warm-up before the demos (0: none)."

@@ -6,9 +6,10 @@ language model would be prompted with (system + first user turn + alternating as
 
 DAgger-style recovery: at each decision the solver, with probability ``perturb_prob``, takes a
 *perturbation* instead of the expert action: a random admissible/well-formed action, a near miss (the
-expert's command with a wrong instance number) or, in household, an absent take (the goal's object taken
-where it is not). With ``repeat_prob`` a perturbation is repeated on the next turn (runs of the same failed
-command, the loop trained agents fall into after "Nothing happens."). Perturbed assistant turns are marked
+expert's command with a wrong instance number; in db with ``near_miss``, the expert's SQL with one
+mistake, see :mod:`.near_miss`) or, in household, an absent take (the goal's object taken where it is
+not). With ``repeat_prob`` a perturbation is repeated on the next turn (runs of the same failed command,
+the loop trained agents fall into after "Nothing happens."). Perturbed assistant turns are marked
 unsupervised; the expert's following turns are supervised, so the data contains off-path states ("Nothing
 happens.", a wrong page, an SQL error) labelled with the correct way back. Perturbations that
 would end the episode (buy, answer) are not drawn.
@@ -30,6 +31,7 @@ from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import make_env
 from reharness.models.tiny.interventions import InterventionRates, TurnFacts, add_interventions
+from reharness.models.tiny.near_miss import near_miss_action
 from reharness.models.tiny.thoughts import thought_for
 from reharness.runtime.agents import Agent
 from reharness.runtime.episode import EpisodeRunner
@@ -150,9 +152,13 @@ class PerturbedSolver(Agent):
         protocol: str = "text",
         record_facts: bool = False,
         repeat_prob: float = 0.0,
+        near_miss: float = 0.0,
     ) -> None:
         self.env_name = env_name
         self.repeat_prob = repeat_prob
+        self.near_miss = near_miss
+        self.sql_seen = 0  # db: statements run so far, and how many of them succeeded (for turn facts)
+        self.sql_ok = 0
         self.previous_perturbation: str | None = None
         self.record_facts = record_facts  # only demos with interventions need them (costly per turn)
         self.perturb_prob = perturb_prob
@@ -173,7 +179,19 @@ class PerturbedSolver(Agent):
             protocol,
             self.record_facts,
             self.repeat_prob,
+            self.near_miss,
         )
+
+    def _observe_sql(self) -> None:
+        """db: note what the previous turn's statement did (its error kind) and count successful ones."""
+        state = (self.env.runtime_state() or {}).get("state") or {}
+        count = int(state.get("sql_count") or 0)
+        if count > self.sql_seen:
+            kind = str(state.get("last_error_kind") or "none")
+            if self.facts:
+                self.facts[-1] = replace(self.facts[-1], error=kind)
+            self.sql_ok += kind == "none"
+            self.sql_seen = count
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         rng = random.Random(derive_seed("perturb", request.seed))
@@ -184,10 +202,15 @@ class PerturbedSolver(Agent):
         if self.repeat_prob and repeat is not None and repeat != expert and rng.random() < self.repeat_prob:
             action = repeat  # the same mistake again: trained agents loop on a failed command
         elif rng.random() < self.perturb_prob:
-            action = perturbation(self.env_name, self.env, rng)
+            if self.near_miss and rng.random() < self.near_miss:
+                action = near_miss_action(self.env_name, self.env, expert, rng)
+            if action is None:
+                action = perturbation(self.env_name, self.env, rng)
         self.previous_perturbation = action
         self.supervised.append(action is None)
         if self.record_facts:
+            if self.env_name == "db":
+                self._observe_sql()
             premature = _premature(self.env_name, self.env, expert, rng)
             self.facts.append(
                 TurnFacts(
@@ -197,6 +220,7 @@ class PerturbedSolver(Agent):
                     premature=(
                         render_action(self.protocol, premature, self.env, thought).text if premature else None
                     ),
+                    queried=self.sql_ok > 0,
                 )
             )
         if action is None:
@@ -212,10 +236,16 @@ class _Recorder(Agent):
     policy_id = "perturbed-solver"
 
     def __init__(
-        self, env_name: str, perturb_prob: float, thoughts: bool, record_facts: bool, repeat_prob: float
+        self,
+        env_name: str,
+        perturb_prob: float,
+        thoughts: bool,
+        record_facts: bool,
+        repeat_prob: float,
+        near_miss: float = 0.0,
     ) -> None:
         self.env_name, self.perturb_prob, self.thoughts = env_name, perturb_prob, thoughts
-        self.record_facts, self.repeat_prob = record_facts, repeat_prob
+        self.record_facts, self.repeat_prob, self.near_miss = record_facts, repeat_prob, near_miss
         self.bound: PerturbedSolver | None = None
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
@@ -227,6 +257,7 @@ class _Recorder(Agent):
             protocol,
             self.record_facts,
             self.repeat_prob,
+            self.near_miss,
         )
         return self.bound
 
@@ -271,11 +302,17 @@ def render_demo(
     thoughts: bool = False,
     interventions: InterventionRates | None = None,
     repeat_prob: float = 0.0,
+    near_miss: float = 0.0,
 ) -> Demo:
     """Play task ``index`` with the perturbed solver and return the whole conversation (with harness
     interventions added when ``interventions`` is given; see :mod:`.interventions`)."""
     recorder = _Recorder(
-        env_name, perturb_prob, thoughts, record_facts=interventions is not None, repeat_prob=repeat_prob
+        env_name,
+        perturb_prob,
+        thoughts,
+        record_facts=interventions is not None,
+        repeat_prob=repeat_prob,
+        near_miss=near_miss,
     )
     episode_seed = derive_seed("demo", seed, index)
     task = env.get_task(index)
@@ -319,6 +356,7 @@ def iter_demos(
     thoughts: bool = False,
     interventions: InterventionRates | None = None,
     repeat_prob: float = 0.0,
+    near_miss: float = 0.0,
 ) -> Iterator[Demo]:
     """Render ``n`` demonstrations from ``split`` (task ``i`` of a seeded sample; deterministic)."""
     harness = Harness.base(env_name)
@@ -327,7 +365,7 @@ def iter_demos(
     indices = rng.sample(range(env.num_tasks()), n)
     for index in indices:
         yield render_demo(
-            env, env_name, harness, index, seed, perturb_prob, thoughts, interventions, repeat_prob
+            env, env_name, harness, index, seed, perturb_prob, thoughts, interventions, repeat_prob, near_miss
         )
 
 
@@ -340,10 +378,13 @@ def render_demos(
     thoughts: bool = False,
     interventions: InterventionRates | None = None,
     repeat_prob: float = 0.0,
+    near_miss: float = 0.0,
 ) -> tuple[list[Demo], DemoStats]:
     """All ``n`` demonstrations and their counts."""
     demos, stats = [], DemoStats()
-    for demo in iter_demos(env_name, n, seed, perturb_prob, split, thoughts, interventions, repeat_prob):
+    for demo in iter_demos(
+        env_name, n, seed, perturb_prob, split, thoughts, interventions, repeat_prob, near_miss
+    ):
         demos.append(demo)
         stats.add(demo)
     return demos, stats

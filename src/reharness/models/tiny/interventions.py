@@ -25,6 +25,12 @@ import re
 from dataclasses import dataclass
 
 from reharness.core.types import Message
+from reharness.models.tiny.observed_notes import (
+    observed_block,
+    observed_hint,
+    observed_premature,
+    sql_problem,
+)
 from reharness.runtime.harness import HarnessConfig
 
 _SQL = re.compile(r"```sql\s*(.*?)\s*```", re.DOTALL)
@@ -44,6 +50,9 @@ class InterventionRates:
     block_share: float = 0.5  # of those after an invalid action: a block rather than a hint
     premature: float = 0.05  # per expert turn: a blocked premature terminal action is inserted before it
     reminder: float = 0.03  # per expert turn: a goal reminder precedes it
+    #: notes say only what a harness can observe, never the expert's action (db; see :mod:`.observed_notes`)
+    observed: bool = False
+    premature_after_error: float = 0.5  # observed: after a failed perturbed statement, an answer is blocked
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,8 @@ class TurnFacts:
     choices: tuple[str, ...] = ()  # other valid actions or names here (distractors for hints)
     premature: str | None = None  # a rendered premature terminal reply possible here, if any
     invalid: bool = False  # filled from the episode record: the env rejected the action
+    error: str = "none"  # db: the error kind this turn's statement caused (filled in at the next turn)
+    queried: bool = False  # db: some statement had succeeded before this decision
 
 
 def compact(action: str) -> str:
@@ -111,6 +122,38 @@ def _feedback(config: HarnessConfig, text: str) -> str:
     return config.feedback_template.format(observation=text)
 
 
+def _visible_problems(
+    messages: tuple[Message, ...], facts: list[TurnFacts], instruction: str
+) -> list[str | None]:
+    """Per assistant turn: the defect a hook could see in a perturbed statement (None: none, or expert)."""
+    replies = [m.content for m in messages if m.role == "assistant"]
+    return [
+        sql_problem(compact(reply), list(fact.choices), instruction) if fact.perturbed else None
+        for reply, fact in zip(replies, facts, strict=True)
+    ]
+
+
+def _flagged(fact: TurnFacts, problem: str | None) -> bool:
+    """A perturbed turn a hook could tell apart: the env rejected it, it failed, or its defect is visible."""
+    return fact.perturbed and (fact.invalid or fact.error != "none" or problem is not None)
+
+
+def _observed_feedback(
+    message: Message,
+    fact: TurnFacts,
+    problem: str | None,
+    config: HarnessConfig,
+    rng: random.Random,
+    block: bool,
+) -> Message:
+    columns = list(fact.choices)
+    if block:
+        text = _feedback(config, observed_block(problem, fact.error, columns, rng))
+    else:
+        text = f"{message.content}\n\n[Harness] {observed_hint(problem, fact.error, columns, rng)}"
+    return message.model_copy(update={"content": text})
+
+
 def add_interventions(
     messages: tuple[Message, ...],
     supervised: tuple[bool, ...],
@@ -123,13 +166,26 @@ def add_interventions(
     """The conversation with interventions added, and the supervision flag of every assistant turn."""
     if len(facts) != len(supervised):
         raise ValueError(f"{len(facts)} turn facts for {len(supervised)} assistant turns")
+    problems = _visible_problems(messages, facts, instruction) if rates.observed else [None] * len(facts)
+    flagged = [_flagged(fact, problem) for fact, problem in zip(facts, problems, strict=True)]
     out: list[Message] = []
     flags: list[bool] = []
     turn = 0
     for message in messages:
         if message.role == "assistant":
             fact = facts[turn]
-            if supervised[turn] and out and out[-1].role == "user":
+            if supervised[turn] and out and out[-1].role == "user" and rates.observed:
+                after_error = turn > 0 and flagged[turn - 1]
+                # only where a hook could tell the answer is premature: nothing succeeded, or a flagged turn
+                chance = (
+                    rates.premature_after_error if after_error else (0.0 if fact.queried else rates.premature)
+                )
+                if fact.premature and rng.random() < chance:
+                    block = observed_premature(after_error, rng)
+                    out.append(Message(role="assistant", content=fact.premature))
+                    out.append(Message(role="user", content=_feedback(config, block)))
+                    flags.append(False)
+            elif supervised[turn] and out and out[-1].role == "user":
                 if fact.premature and rng.random() < rates.premature:
                     out.append(Message(role="assistant", content=fact.premature))
                     out.append(Message(role="user", content=_feedback(config, premature_text(fact, rng))))
@@ -151,7 +207,11 @@ def add_interventions(
             and supervised[turn]
             and rng.random() < rates.after_perturbed
         ):
-            if facts[prev].invalid and rng.random() < rates.block_share:
+            if rates.observed:
+                if flagged[prev]:
+                    as_block = rng.random() < rates.block_share
+                    message = _observed_feedback(message, facts[prev], problems[prev], config, rng, as_block)
+            elif facts[prev].invalid and rng.random() < rates.block_share:
                 message = message.model_copy(update={"content": _feedback(config, block_text(nxt, rng))})
             else:
                 note = hint_text(nxt, rng)

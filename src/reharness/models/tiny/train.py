@@ -67,9 +67,10 @@ def _code_version() -> str:
 
 
 def build_dataset(
-    recipe: Recipe, seed: int, progress: ProgressFn | None = None
+    recipe: Recipe, seed: int, progress: ProgressFn | None = None, tokenizer: Any = None
 ) -> tuple[Any, Any, dict[str, Any]]:
-    """Render demos, train the tokenizer and encode: (tokenizer, datasets.Dataset, data statistics)."""
+    """Render demos, train the tokenizer (unless one is given) and encode: (tokenizer, datasets.Dataset,
+    data statistics)."""
     import datasets
     from datasets import Dataset
 
@@ -78,7 +79,7 @@ def build_dataset(
     if progress:
         datasets.disable_progress_bars()
         progress("demos", 0, recipe.num_demos, {})
-    rates = InterventionRates() if recipe.interventions else None
+    rates = InterventionRates(observed=recipe.observed_notes) if recipe.interventions else None
     demos, stats = render_demos(
         recipe.env,
         recipe.num_demos,
@@ -87,8 +88,10 @@ def build_dataset(
         repeat_prob=recipe.repeat_prob,
         thoughts=recipe.thoughts,
         interventions=rates,
+        near_miss=recipe.near_miss,
     )
-    tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size, recipe.split_spaces)
+    if tokenizer is None:
+        tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size, recipe.split_spaces)
     columns: dict[str, list[list[int]]] = {"input_ids": [], "assistant_masks": []}
     lengths, supervised = [], 0
     for demo in demos:
@@ -109,6 +112,7 @@ def build_dataset(
             "vocab_size": len(tokenizer),
             "perturb_prob": recipe.perturb_prob,
             "repeat_prob": recipe.repeat_prob,
+            "near_miss": recipe.near_miss,
             "interventions": asdict(rates) if rates else None,
             "harness_notes": sum(m.content.count("[Harness]") for d in demos for m in d.messages),
             "split": "train",
@@ -212,20 +216,28 @@ def train_agent(
     progress: ProgressFn | None = None,
     command: str | None = None,
     dtype: str = "float16",
+    init: str | Path | None = None,
 ) -> TrainResult:
-    """Train ``recipe`` with ``seed`` into the HF model directory ``out`` (replaced if it exists)."""
+    """Train ``recipe`` with ``seed`` into the HF model directory ``out`` (replaced if it exists).
+
+    ``init``: a tiny agent's model directory to continue from — its tokenizer and weights are kept and the
+    copy warm-up is skipped (the recipe's model shape is then the init's, recorded in the provenance)."""
     import torch
-    from transformers import GenerationConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
     if threads:
         torch.set_num_threads(threads)
     started = time.perf_counter()
     out = Path(out)
-    tokenizer, dataset, data_stats = build_dataset(recipe, seed, progress)
-    model = build_model(recipe, len(tokenizer), tokenizer, seed)
+    base_tokenizer = AutoTokenizer.from_pretrained(str(init)) if init else None
+    tokenizer, dataset, data_stats = build_dataset(recipe, seed, progress, tokenizer=base_tokenizer)
+    if init:
+        model = AutoModelForCausalLM.from_pretrained(str(init), dtype=torch.float32)
+    else:
+        model = build_model(recipe, len(tokenizer), tokenizer, seed)
     params = sum(p.numel() for p in model.parameters())
     warmup = None
-    if recipe.copy_warmup_steps:
+    if recipe.copy_warmup_steps and not init:
         warmup = copy_warmup(
             model,
             vocabulary_ids(tokenizer),
@@ -257,6 +269,7 @@ def train_agent(
         "command": command or f"reharness agent train --env {recipe.env} --size {recipe.size} --seed {seed}",
         "argv": sys.argv,
         "seed": seed,
+        "init": None if init is None else _init_record(Path(init)),
         "recipe": recipe.model_dump(mode="json"),
         "code_version": _code_version(),
         "versions": _versions(),
@@ -272,6 +285,20 @@ def train_agent(
     }
     (out / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
     return TrainResult(path=out, params=params, train_seconds=train_seconds, provenance=provenance)
+
+
+def _init_record(path: Path) -> dict[str, Any]:
+    """What a continued agent started from: its path, weights digest and its own provenance."""
+    import hashlib
+
+    weights = path / "model.safetensors"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else None
+    previous = path / PROVENANCE
+    return {
+        "path": str(path),
+        "weights_sha256": digest,
+        "provenance": json.loads(previous.read_text(encoding="utf-8")) if previous.is_file() else None,
+    }
 
 
 def _versions() -> dict[str, str]:

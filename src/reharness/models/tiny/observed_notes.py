@@ -1,0 +1,129 @@
+"""Harness notes made only of what a harness can observe, for db demonstrations.
+
+The default interventions (:mod:`.interventions`) name the expert's next action ("Try: <the right SQL>"). In
+household and shop a harness can say as much (the admissible list holds the right command), but no db harness
+knows the right query, so a db agent trained on such notes learns to wait for a query it is never given
+(measured: a db target trained with them scored 18% and no repair operator moved it). Observed notes say
+what a generic hook could compute at that moment instead — the statement's visible defect (values vs.
+columns, a missing SET, a clause written twice, an unknown column), the error kind, the table's columns, or
+"no query has succeeded yet" — and the expert's corrected statement follows, so the agent learns to act on
+such notes by writing a better statement rather than by copying one.
+
+Phrasings vary and are not the repair operators' exact strings. Pure functions of their inputs and ``rng``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from reharness.models.tiny.near_miss import split_top_level
+
+_INSERT = re.compile(r"\((.*?)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_IDENT = re.compile(r"`([^`]+)`")
+_TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE|TABLE)\s+`([^`]+)`", re.IGNORECASE)
+_KIND_TEXT = {
+    "syntax_error": "a syntax error",
+    "no_such_column": "an unknown column",
+    "no_such_table": "an unknown table",
+}
+
+
+_HIGH = ("highest", "largest", "maximum", "biggest", "greatest", "most")
+_LOW = ("lowest", "smallest", "minimum", "least", "fewest")
+_MEAN = ("average", "mean")
+_SUM = ("total", "sum")
+_FILTERED = re.compile(r"^select `([^`]+)` from `[^`]+` where `([^`]+)` = ", re.IGNORECASE)
+
+
+def _says(question: str, words: tuple[str, ...]) -> bool:
+    return any(re.search(rf"\b{w}\b", question) for w in words)
+
+
+def intent_problem(sql: str, question: str) -> str | None:
+    """Where ``sql`` contradicts the question's wording (aggregate, sort order, the column it returns)."""
+    low, q = " ".join(sql.lower().split()), question.lower()
+    high, small = _says(q, _HIGH), _says(q, _LOW)
+    if "min(" in low and high and not small:
+        return "the question asks for the highest value, but the query takes MIN"
+    if "max(" in low and small and not high:
+        return "the question asks for the lowest value, but the query takes MAX"
+    if " asc" in low and high and not small:
+        return "the question asks for the highest, but the query sorts ascending (ASC)"
+    if " desc" in low and small and not high:
+        return "the question asks for the lowest, but the query sorts descending (DESC)"
+    if "sum(" in low and _says(q, _MEAN) and not _says(q, _SUM):
+        return "the question asks for an average, but the query takes SUM"
+    if "avg(" in low and _says(q, _SUM) and not _says(q, _MEAN):
+        return "the question asks for a total, but the query takes AVG"
+    found = _FILTERED.search(" ".join(sql.split()))
+    if found and found.group(1).lower() == found.group(2).lower():
+        name = found.group(1)
+        return f"the query returns `{name}`, the column it filters on, not the one the question asks for"
+    return None
+
+
+def sql_problem(sql: str, columns: list[str], question: str = "") -> str | None:
+    """The defect a hook can see in ``sql`` before running it, in words (None: none visible); with the
+    ``question``, also where the statement contradicts it (:func:`intent_problem`)."""
+    low = " ".join(sql.lower().split())
+    if low.count(" where ") > 1 or low.count(" from ") > 1 or low.count(" values ") > 1:
+        return "a clause is written twice"
+    if low.startswith("insert"):
+        match = _INSERT.search(sql)
+        if match:
+            names, values = split_top_level(match.group(1)), split_top_level(match.group(2))
+            if len(names) != len(values):
+                return f"{len(values)} values for {len(names)} columns"
+    if low.startswith("update") and " set " not in low:
+        return "an UPDATE needs SET `column` = 'value' before WHERE"
+    known = {c.lower() for c in columns} | {t.lower() for t in _TABLE.findall(sql)}
+    unknown = [n for n in _IDENT.findall(sql) if n.lower() not in known]
+    if unknown:
+        return f"there is no column `{unknown[0]}`"
+    return intent_problem(sql, question) if question else None
+
+
+def _columns_text(columns: list[str]) -> str:
+    return "Known columns: " + ", ".join(f"`{c}`" for c in columns) + "."
+
+
+def observed_block(problem: str | None, error: str, columns: list[str], rng: random.Random) -> str:
+    """A block message in place of the reply to a failing or visibly wrong statement."""
+    problem = problem or f"it would fail with {_KIND_TEXT.get(error, 'an error')}"
+    lead = rng.choice(
+        ("Blocked: ", "Not run: ", "That statement would fail: " if error != "none" else "Check: ")
+    )
+    tail = rng.choice(("", " Write the statement again.", " " + _columns_text(columns)))
+    return f"{lead}{problem}.{tail}"
+
+
+def observed_hint(problem: str | None, error: str, columns: list[str], rng: random.Random) -> str:
+    """A note after the environment's reply to a failing or visibly wrong statement."""
+    if error == "none":
+        text = rng.choice(("Check the query: ", "That result may not answer the question: ")) + f"{problem}."
+    else:
+        lead = rng.choice(("The last SQL statement failed", "That statement did not run", "The query failed"))
+        text = f"{lead} ({_KIND_TEXT.get(error, 'an error')})"
+        text += f": {problem}." if problem else "."
+    if rng.random() < 0.6:
+        text += " " + _columns_text(columns)
+    return text
+
+
+def observed_premature(after_error: bool, rng: random.Random) -> str:
+    """The block message for an answer given before any statement succeeded or right after a failure."""
+    lead = rng.choice(("Not answering yet: ", "Do not answer yet: "))
+    if after_error:
+        return lead + rng.choice(
+            (
+                "the last statement failed, so there is no result to answer from. Fix it first.",
+                "the last SQL statement did not run. Correct it and run it first.",
+            )
+        )
+    return lead + rng.choice(
+        (
+            "no SQL statement has succeeded yet. Query the table first.",
+            "nothing has been read from the table yet. Run a query first.",
+        )
+    )

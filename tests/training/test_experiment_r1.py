@@ -18,6 +18,7 @@ MICRO = [
     "--test-batches", "1", "--batch-size", "6", "--max-steps", "12", "--size", "micro",
     "--sft-steps", "4", "--grpo-steps", "1", "--k", "2", "--max-new-tokens", "32",
     "--transfer-agent", "clumsy-m", "--generalisation-seeds", "1", "--heldout-n", "8",
+    "--grpo-temperature", "1.0", "--packets-per-step", "2",
 ]  # fmt: skip
 
 
@@ -48,6 +49,8 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert general["operators"]["mean_delta"] > 0 and general["sft"]["mean_delta"] == 0  # invalid ⇒ 0
     assert saved["ablation"]["full"] == saved["ablation"]["no patch"] == rows["grpo"]["success"]
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
+    grpo = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())["config"]
+    assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO
     records = (tmp_path / "eval.jsonl").read_text().splitlines()
     assert len(records) == len(METHODS)
     used = calls[0]

@@ -42,6 +42,9 @@ def r1(
     grpo_temperature: Annotated[
         float, typer.Option(help="Sampling temperature of the GRPO rollouts (higher: more varied groups).")
     ] = 0.7,
+    packets_per_step: Annotated[
+        int, typer.Option(help="GRPO packets per optimizer step (k completions each; Harness-R1: 4).")
+    ] = 1,
     transfer_agent: Annotated[
         str | None, typer.Option(help="Unseen target for the transfer study, e.g. tiny:{env}-M.")
     ] = None,
@@ -63,7 +66,7 @@ def r1(
         envs=resolve_envs(env), agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
         grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
-        grpo_temperature=grpo_temperature, transfer_agent=transfer_agent,
+        grpo_temperature=grpo_temperature, packets_per_step=packets_per_step, transfer_agent=transfer_agent,
         generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation,
     )  # fmt: skip

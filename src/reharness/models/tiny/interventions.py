@@ -14,7 +14,10 @@ list — and each is followed by the expert's supervised action:
 - a goal reminder before an expert turn: neutral information that must not derail the agent.
 
 Texts come from several phrasings, not the repair operators' exact strings, so the model learns to use what a
-note says rather than one template. Everything is a pure function of the demonstration and the random
+note says rather than one template. With ``observed`` (db) the notes never name the expert's action: they say
+only what a hook could compute at that moment (:mod:`.observed_notes`), and appear only where a hook could
+fire (after a failed or visibly wrong statement; an answer before any query succeeded).
+Everything is a pure function of the demonstration and the random
 generator it is given.
 """
 

@@ -17,8 +17,7 @@ Texts come from several phrasings, not the repair operators' exact strings, so t
 note says rather than one template. With ``observed`` (db) the notes never name the expert's action: they say
 only what a hook could compute at that moment (:mod:`.observed_notes`), and appear only where a hook could
 fire (after a failed or visibly wrong statement; an answer before any query succeeded).
-Everything is a pure function of the demonstration and the random
-generator it is given.
+Everything is a pure function of the demonstration and the random generator it is given.
 """
 
 from __future__ import annotations

@@ -383,8 +383,7 @@ def dropped_value(env: Any, request: Any, i: int) -> str:
     if i > 0:
         return expert
     statement = expert.split("```sql\n", 1)[1].split("\n```", 1)[0]
-    head, values = statement.rsplit(", ", 1)[0], ")"
-    return sql(head + values)
+    return sql(statement.rsplit(", ", 1)[0] + ")")
 
 
 def test_sql_guard_blocks_a_visibly_broken_statement_before_it_runs() -> None:
@@ -447,3 +446,37 @@ def test_sql_guard_blocks_a_statement_the_question_contradicts() -> None:
         "Blocked: the question asks for the highest value, but the query takes MIN."
     )
     assert not any("blocked" in step.flags for step in unchecked.steps)
+
+
+def test_sql_guard_names_the_same_question_contradictions_as_the_demos() -> None:
+    """The hook embeds the rule table of :mod:`reharness.envs.db.intent`; it must judge like the module."""
+    from reharness.envs.db.intent import intent_problem
+    from reharness.patches.sandbox.supervisor import HookWorker
+
+    cases = [
+        ("SELECT MIN(CAST(`Gold` AS SIGNED)) FROM `T`", "What is the highest Gold?"),
+        ("SELECT MAX(CAST(`Gold` AS SIGNED)) FROM `T`", "What is the highest Gold?"),
+        (
+            "SELECT `Nation` FROM `T` ORDER BY CAST(`Gold` AS SIGNED) ASC LIMIT 1",
+            "Which Nation has the most Gold?",
+        ),
+        (
+            "SELECT `Nation` FROM `T` ORDER BY CAST(`Gold` AS SIGNED) DESC LIMIT 1",
+            "the lowest or highest Gold?",
+        ),
+        ("SELECT SUM(CAST(`Gold` AS SIGNED)) FROM `T`", "What is the average Gold?"),
+        ("SELECT AVG(CAST(`Gold` AS SIGNED)) FROM `T`", "What is the total Gold?"),
+        ("SELECT `Nation` FROM `T` WHERE `nation` = 'Peru'", "What Gold has a Nation of Peru?"),
+        ("SELECT `Gold` FROM `T` WHERE `Nation` = 'Peru'", "What Gold has a Nation of Peru?"),
+    ]
+    worker = HookWorker(dict(get_operator("sql_guard").build({}, "db").hooks), INPROCESS)
+    try:
+        for statement, question in cases:
+            ctx = {"action": {"text": sql(statement)}, "task": {"instruction": question}}
+            effect = worker.call("before_action", ctx, {}).value
+            expected = intent_problem(statement, question)
+            assert (effect or {}).get("message") == (expected and f"Blocked: {expected}."), statement
+    finally:
+        worker.close()
+    flagged = [intent_problem(s, q) is not None for s, q in cases]  # both verdicts are exercised
+    assert flagged == [True, False, True, False, True, True, True, False]

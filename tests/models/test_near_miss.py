@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 from reharness.envs.db.protocol import parse_action
-from reharness.envs.registry import make_env
 from reharness.models.tiny.demos import render_demos
 from reharness.models.tiny.interventions import InterventionRates, compact
 from reharness.models.tiny.near_miss import split_top_level, sql_near_miss
@@ -61,7 +60,6 @@ def test_without_near_misses_db_demos_are_unchanged() -> None:
 
 def test_near_miss_demos_show_the_error_then_the_corrected_statement() -> None:
     demos, stats = render_demos("db", 12, seed=1, perturb_prob=0.5, near_miss=1.0)
-    env = make_env("db", split="train")
     errors = 0
     for demo in demos:
         turns = [i for i, m in enumerate(demo.messages) if m.role == "assistant"]
@@ -75,7 +73,6 @@ def test_near_miss_demos_show_the_error_then_the_corrected_statement() -> None:
             errors += any(word in feedback for word in ("syntax error", "no such column", "values for"))
     assert errors >= 3
     assert stats.successes == stats.episodes  # the expert always recovers
-    env.close()
 
 
 def test_observed_notes_never_quote_the_experts_next_statement() -> None:

@@ -242,6 +242,10 @@ def test_cli_continues_an_agent_with_init_keeping_its_tokenizer(tmp_path: Path) 
     assert provenance["recipe"]["near_miss"] == 1.0 and provenance["recipe"]["observed_notes"] is True
     missing = CliRunner().invoke(agent_app, [*common, "--out", str(tmp_path / "x"), "--init", str(tmp_path)])
     assert missing.exit_code != 0 and "not a model directory" in missing.output
+    other_size = [*common[:4], "S", *common[5:], "--out", str(tmp_path / "y"), "--init", str(base)]
+    wrong = CliRunner().invoke(agent_app, other_size)
+    assert wrong.exit_code != 0 and "is not the db-S recipe's" in wrong.output
+    assert not (tmp_path / "y").exists()
 
 
 def test_registry_cache_override_and_no_train_message(

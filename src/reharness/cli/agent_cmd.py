@@ -123,7 +123,7 @@ def train(
 def resolve_init(spec: str) -> Path:
     """The model directory of ``--init``: ``tiny:NAME`` (shipped or cached, never trained here) or a path."""
     from reharness.core.errors import ConfigError
-    from reharness.models.tiny.registry import locate, parse_name
+    from reharness.models.tiny.registry import is_model_dir, locate, parse_name
 
     if spec.startswith("tiny:"):
         name = spec.removeprefix("tiny:")
@@ -136,9 +136,9 @@ def resolve_init(spec: str) -> Path:
             )
         return found
     path = Path(spec.removeprefix("hf:"))
-    if not (path / "config.json").is_file():
+    if not is_model_dir(path):
         raise ConfigError(
-            f"--init {spec}: {path} is not a model directory (no config.json)",
+            f"--init {spec}: {path} is not a model directory (no config.json and tokenizer.json)",
             hint="pass tiny:NAME or the directory that reharness agent train --out wrote",
         )
     return path

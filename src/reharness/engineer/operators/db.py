@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reharness.engineer.operators.base import Fragment, Operator, ParamSpace, fill
+from reharness.envs.db import intent as intent_rules
 
 HEADERS = """
 def remember_headers(ctx, nb):
@@ -251,24 +252,14 @@ def sql_guard(ctx, nb):
     message = <<lead>> + problem + "."
 <<LIST>>    return {"type": "block_and_prompt", "message": message[:900]}
 """
-GUARD_INTENT = r"""    question = str((ctx.get("task") or {}).get("instruction") or "").lower()
-    high = re.search(r"\b(highest|largest|maximum|biggest|greatest|most)\b", question) is not None
-    small = re.search(r"\b(lowest|smallest|minimum|least|fewest)\b", question) is not None
-    mean = re.search(r"\b(average|mean)\b", question) is not None
-    total = re.search(r"\b(total|sum)\b", question) is not None
-    for wanted, other, marker, text in (
-        (high, small, "min(", "the question asks for the highest value, but the query takes MIN"),
-        (small, high, "max(", "the question asks for the lowest value, but the query takes MAX"),
-        (high, small, " asc", "the question asks for the highest, but the query sorts ascending (ASC)"),
-        (small, high, " desc", "the question asks for the lowest, but the query sorts descending (DESC)"),
-        (mean, total, "sum(", "the question asks for an average, but the query takes SUM"),
-        (total, mean, "avg(", "the question asks for a total, but the query takes AVG"),
-    ):
-        if problem is None and wanted and not other and marker in low:
+GUARD_INTENT = r"""    asked = str((ctx.get("task") or {}).get("instruction") or "").lower()
+    said = {name: re.search(pattern, asked) is not None for name, pattern in <<words>>.items()}
+    for wanted, other, marker, text in <<rules>>:
+        if problem is None and said[wanted] and not said[other] and marker in low:
             problem = text
-    found = re.search(r"^select `([^`]+)` from `[^`]+` where `([^`]+)` = ", low)
-    if problem is None and found and found.group(1) == found.group(2):
-        problem = "the query returns `" + found.group(1) + "`, the column it filters on, not the asked one"
+    found = re.search(<<filter_column>>, " ".join(sql.split()), re.I)
+    if problem is None and found and found.group(1).lower() == found.group(2).lower():
+        problem = <<filter_problem>>.replace("{name}", found.group(1))
 """
 GUARD_LIST = """    if nb.get("columns"):
         message += " Known columns: " + ", ".join("`" + str(c) + "`" for c in nb["columns"][:40]) + "."
@@ -296,12 +287,16 @@ class SqlGuard(Operator):
         }
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
+        intent = fill(
+            GUARD_INTENT,
+            words=intent_rules.WORDS,
+            rules=intent_rules.RULES,
+            filter_column=intent_rules.FILTER_COLUMN,
+            filter_problem=intent_rules.FILTER_PROBLEM,
+        )
         code = fill(
             GUARD,
-            {
-                "INTENT": GUARD_INTENT if params["intent"] else "",
-                "LIST": GUARD_LIST if params["list"] else "",
-            },
+            {"INTENT": intent if params["intent"] else "", "LIST": GUARD_LIST if params["list"] else ""},
             lead=GUARD_LEADS[params["lead"]],
             max_blocks=params["max_blocks"],
         )

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from reharness.envs.db.protocol import format_sql, parse_action
+from reharness.envs.db.sqltext import tokenize
 
 _VALUES = re.compile(r"(\bVALUES\s*\()(.*)(\)\s*;?\s*)$", re.IGNORECASE | re.DOTALL)
 _SET = re.compile(r"\s+SET\s+.*?(?=\s+WHERE\s)", re.IGNORECASE | re.DOTALL)
@@ -30,21 +31,15 @@ _SWAPS = {"MIN": "MAX", "MAX": "MIN", "AVG": "SUM", "SUM": "AVG", "ASC": "DESC",
 
 
 def split_top_level(text: str) -> list[str]:
-    """``text`` split at commas outside single-quoted strings (``''`` escapes toggle twice)."""
-    parts: list[str] = []
-    current: list[str] = []
-    quoted = False
-    for char in text:
-        if char == "'":
-            quoted = not quoted
-        if char == "," and not quoted:
-            parts.append("".join(current).strip())
-            current = []
+    """``text`` split at the commas outside string literals and quoted names (MySQL quoting: the db
+    env's own :func:`~reharness.envs.db.sqltext.tokenize`)."""
+    parts: list[list[str]] = [[]]
+    for token in tokenize(text):
+        if token.kind == "punct" and token.text == ",":
+            parts.append([])
         else:
-            current.append(char)
-    if "".join(current).strip():
-        parts.append("".join(current).strip())
-    return parts
+            parts[-1].append(token.text)
+    return [joined for part in parts if (joined := "".join(part).strip())]
 
 
 def _insert_misses(sql: str, rng: random.Random) -> list[str]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import random
 import re
 
+from reharness.envs.db.intent import intent_problem
+from reharness.envs.db.sqltext import SqlSyntaxError
 from reharness.models.tiny.near_miss import split_top_level
 
 _INSERT = re.compile(r"\((.*?)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
@@ -29,50 +31,19 @@ _KIND_TEXT = {
 }
 
 
-_HIGH = ("highest", "largest", "maximum", "biggest", "greatest", "most")
-_LOW = ("lowest", "smallest", "minimum", "least", "fewest")
-_MEAN = ("average", "mean")
-_SUM = ("total", "sum")
-_FILTERED = re.compile(r"^select `([^`]+)` from `[^`]+` where `([^`]+)` = ", re.IGNORECASE)
-
-
-def _says(question: str, words: tuple[str, ...]) -> bool:
-    return any(re.search(rf"\b{w}\b", question) for w in words)
-
-
-def intent_problem(sql: str, question: str) -> str | None:
-    """Where ``sql`` contradicts the question's wording (aggregate, sort order, the column it returns)."""
-    low, q = " ".join(sql.lower().split()), question.lower()
-    high, small = _says(q, _HIGH), _says(q, _LOW)
-    if "min(" in low and high and not small:
-        return "the question asks for the highest value, but the query takes MIN"
-    if "max(" in low and small and not high:
-        return "the question asks for the lowest value, but the query takes MAX"
-    if " asc" in low and high and not small:
-        return "the question asks for the highest, but the query sorts ascending (ASC)"
-    if " desc" in low and small and not high:
-        return "the question asks for the lowest, but the query sorts descending (DESC)"
-    if "sum(" in low and _says(q, _MEAN) and not _says(q, _SUM):
-        return "the question asks for an average, but the query takes SUM"
-    if "avg(" in low and _says(q, _SUM) and not _says(q, _MEAN):
-        return "the question asks for a total, but the query takes AVG"
-    found = _FILTERED.search(" ".join(sql.split()))
-    if found and found.group(1).lower() == found.group(2).lower():
-        name = found.group(1)
-        return f"the query returns `{name}`, the column it filters on, not the one the question asks for"
-    return None
-
-
 def sql_problem(sql: str, columns: list[str], question: str = "") -> str | None:
     """The defect a hook can see in ``sql`` before running it, in words (None: none visible); with the
-    ``question``, also where the statement contradicts it (:func:`intent_problem`)."""
+    ``question``, also where the statement contradicts it (:mod:`reharness.envs.db.intent`)."""
     low = " ".join(sql.lower().split())
     if low.count(" where ") > 1 or low.count(" from ") > 1 or low.count(" values ") > 1:
         return "a clause is written twice"
     if low.startswith("insert"):
         match = _INSERT.search(sql)
         if match:
-            names, values = split_top_level(match.group(1)), split_top_level(match.group(2))
+            try:
+                names, values = split_top_level(match.group(1)), split_top_level(match.group(2))
+            except SqlSyntaxError:
+                return "a quote is not closed"
             if len(names) != len(values):
                 return f"{len(values)} values for {len(names)} columns"
     if low.startswith("update") and " set " not in low:

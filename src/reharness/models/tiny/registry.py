@@ -66,10 +66,11 @@ def search_paths(name: str) -> list[Path]:
 
 def locate(name: str) -> Path | None:
     """The first of :func:`search_paths` holding a model directory (any ``ENV-SIZE`` name)."""
-    return next((path for path in search_paths(name) if _is_model_dir(path)), None)
+    return next((path for path in search_paths(name) if is_model_dir(path)), None)
 
 
-def _is_model_dir(path: Path) -> bool:
+def is_model_dir(path: Path) -> bool:
+    """``path`` holds a tiny agent: a model config and its tokenizer."""
     return (path / "config.json").is_file() and (path / "tokenizer.json").is_file()
 
 

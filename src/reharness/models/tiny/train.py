@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness import __version__
+from reharness.core.errors import ConfigError
 from reharness.models.tiny.config import Recipe
 from reharness.models.tiny.demos import render_demos
 from reharness.models.tiny.interventions import InterventionRates
@@ -221,10 +222,12 @@ def train_agent(
     """Train ``recipe`` with ``seed`` into the HF model directory ``out`` (replaced if it exists).
 
     ``init``: a tiny agent's model directory to continue from — its tokenizer and weights are kept and the
-    copy warm-up is skipped (the recipe's model shape is then the init's, recorded in the provenance)."""
+    copy warm-up is skipped; its shape must be the recipe's (checked before any work)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
+    if init:
+        _check_init_shape(Path(init), recipe)
     if threads:
         torch.set_num_threads(threads)
     started = time.perf_counter()
@@ -285,6 +288,27 @@ def train_agent(
     }
     (out / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
     return TrainResult(path=out, params=params, train_seconds=train_seconds, provenance=provenance)
+
+
+def _check_init_shape(path: Path, recipe: Recipe) -> None:
+    """Refuse an ``init`` model whose shape differs from the recipe's (the provenance records the recipe)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(path))
+    have = (
+        config.hidden_size,
+        config.num_hidden_layers,
+        config.num_attention_heads,
+        config.intermediate_size,
+    )
+    shape = recipe.model
+    want = (shape.hidden_size, shape.num_layers, shape.num_heads, shape.intermediate_size)
+    if have != want:
+        raise ConfigError(
+            f"--init {path}: its shape (hidden, layers, heads, MLP) {have} is not the {recipe.env}-"
+            f"{recipe.size} recipe's {want}",
+            hint="pass the --size the init agent was trained with",
+        )
 
 
 def _init_record(path: Path) -> dict[str, Any]:

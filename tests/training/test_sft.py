@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from reharness.core.errors import ConfigError, DataError
-from reharness.engineer.base import make_engineer
 from reharness.engineer.compact import ENGINEER_FILE, PromptStyle, build_prompt, compact_packet
+from reharness.engineer.factory import make_engineer
 from reharness.engineer.llm import LLMEngineer
 from reharness.failures.packets import FailurePacket
 from reharness.patches.reply import extract_patch

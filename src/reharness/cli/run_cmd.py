@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from reharness.cli.common import friendly_errors, stderr, stdout
 from reharness.envs.registry import resolve_env_name
 from reharness.failures.detectors import failure_codes
-from reharness.runtime.agents import make_agent
+from reharness.models.registry import make_agent
 from reharness.runtime.executor import BatchResult, RunSpec, run_batch
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
 

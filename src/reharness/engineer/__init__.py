@@ -1,7 +1,7 @@
 """Harness engineers (layer ``engineer``): proposers that turn a failure packet into candidate patches.
 
-- :mod:`.base`: :class:`Engineer`, :class:`Proposal`, :func:`make_engineer` (specs ``operators``,
-  ``self-refine``, ``llm:BACKEND``);
+- :mod:`.base`: :class:`Engineer`, :class:`Proposal`;
+- :mod:`.factory`: :func:`make_engineer` (specs ``operators``, ``self-refine``, ``llm:BACKEND``);
 - :mod:`.operators`: the repair-operator library and :class:`OperatorEngineer` (the built-in teacher);
 - :mod:`.self_refine`: :class:`SelfRefineEngineer`, the fixed-rule Self-Refine baseline;
 - :mod:`.prompts` / :mod:`.llm`: the prompted engineer :class:`LLMEngineer` on any model backend.
@@ -14,7 +14,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from reharness.engineer.base import ENGINEER_SPECS, Engineer, Proposal, error_counts, make_engineer
+from reharness.engineer.base import ENGINEER_SPECS, Engineer, Proposal, error_counts
+from reharness.engineer.factory import make_engineer
 
 if TYPE_CHECKING:
     from reharness.engineer.llm import LLMEngineer

@@ -9,7 +9,8 @@ keeps the raw reply, so proposals can become SFT targets, and ``meta`` records h
 
 :func:`finish_reply` and :func:`finish_patch` are the shared last step of every engineer: parse (replies
 only), check the environment, validate with the packet's leakage evidence.
-:func:`make_engineer` resolves the engineer specs ``operators``, ``self-refine`` and ``llm:BACKEND``.
+The factory :func:`reharness.engineer.factory.make_engineer` sits above the implementations, so this
+interface module imports none of them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reharness.core.errors import UnknownNameError, did_you_mean
 from reharness.patches.errors import PatchFormatError
 from reharness.patches.model import Patch
 from reharness.patches.reply import extract_patch
@@ -28,7 +28,7 @@ from reharness.patches.validate import validate_patch
 if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
 
-#: The engineer specs :func:`make_engineer` knows (``llm:`` takes a model backend spec after it).
+#: The engineer specs :func:`reharness.engineer.factory.make_engineer` knows (``llm:`` takes a backend spec).
 ENGINEER_SPECS: tuple[str, ...] = ("operators", "self-refine", "llm:BACKEND", "hf:PATH")
 #: Error code of a proposal whose patch names another environment than the packet's.
 WRONG_ENV = "wrong_env"
@@ -117,33 +117,3 @@ def finish_reply(raw_reply: str, packet: FailurePacket, meta: dict[str, Any]) ->
         message = exc.message + (f" ({exc.hint})" if exc.hint else "")
         return Proposal(None, raw_reply, message, exc.code, meta)
     return finish_patch(patch, raw_reply, packet, meta)
-
-
-def make_engineer(spec: str, **options: Any) -> Engineer:
-    """The engineer named by ``spec``: ``operators``, ``self-refine`` or ``llm:BACKEND_SPEC``
-    (``llm:openai:MODEL@URL``, ``llm:tiny:NAME``, ``llm:hf:PATH``; ``hf:PATH`` is short for ``llm:hf:PATH``,
-    e.g. an engineer trained by ``reharness train engineer``); ``options`` go to its constructor."""
-    name = spec.strip()
-    if name.startswith("hf:") and name[3:].strip():
-        name = "llm:" + name
-    if name == "operators":
-        from reharness.engineer.operators import OperatorEngineer
-
-        return OperatorEngineer(**options)
-    if name in ("self-refine", "self_refine", "selfrefine"):
-        from reharness.engineer.self_refine import SelfRefineEngineer
-
-        return SelfRefineEngineer(**options)
-    if name.startswith("llm:") and name[4:].strip():
-        from reharness.engineer.llm import LLMEngineer
-
-        return LLMEngineer(name[4:].strip(), **options)
-    if name in ("llm", "llm:"):
-        raise UnknownNameError(
-            f"engineer spec {spec!r} names no model backend",
-            hint="write llm:BACKEND, e.g. llm:openai:gpt-4o@http://127.0.0.1:8000/v1 or llm:tiny:household-S",
-        )
-    raise UnknownNameError(
-        f"unknown engineer {spec!r}",
-        hint=did_you_mean(name, ["operators", "self-refine", "llm:"]) + " (llm:BACKEND takes a model spec)",
-    )

@@ -28,124 +28,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from reharness.core.errors import ConfigError, ReharnessError, options_error
+from reharness.core.errors import ConfigError, ReharnessError
 from reharness.core.hashing import derive_seed
 from reharness.engineer.baseline import Baseline, Target, get_baseline
+from reharness.engineer.improve_result import CandidateRow, ImproveConfig, ImproveResult, RoundSummary
 from reharness.engineer.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
 from reharness.envs.registry import make_env, resolve_env_name
+from reharness.models.registry import make_agent
 from reharness.patches.model import Patch
-from reharness.runtime.agents import Agent, make_agent
+from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec, env_kwargs
 from reharness.runtime.harness import Harness, HarnessConfig, base_harness_config
 from reharness.store.records import EpisodeRecord
 
 if TYPE_CHECKING:
     from reharness.engineer.base import Engineer, Proposal
-
-
-class ImproveConfig(BaseModel):
-    """Options of ``reharness improve`` (validated; errors become :class:`ConfigError`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    env: str
-    agent: str
-    engineer: str
-    batch_size: int = Field(20, gt=0)
-    k: int = Field(4, gt=0, le=64)
-    rounds: int = Field(1, gt=0, le=100)
-    max_regressions: int = Field(1, ge=0)
-    eval_split: str = "test"
-    eval_n: int = Field(200, gt=0)
-    seed: int = 0
-    out: str = "improve"
-    max_steps: int | None = Field(None, gt=0)
-    concurrency: int = Field(8, gt=0, le=256)
-    candidate_timeout_s: float | None = Field(1800.0, gt=0)
-    prefix_reuse: bool = True
-
-    @classmethod
-    def build(cls, **values: Any) -> ImproveConfig:
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            raise options_error(exc, "reharness improve") from None
-
-
-class CandidateRow(BaseModel):
-    """One row of the candidate table."""
-
-    round: int
-    id: str
-    valid: bool
-    status: str
-    reason: str | None = None
-    patch_id: str | None = None
-    description: str = ""
-    delta: float = 0.0
-    success_delta: float = 0.0
-    rescued: int = 0
-    broken: int = 0
-    rescued_ids: list[str] = Field(default_factory=list)
-    broken_ids: list[str] = Field(default_factory=list)
-    ci_low: float = 0.0
-    ci_high: float = 0.0
-    effect_steps: int = 0
-    hook_errors: int = 0
-    model_calls: int = 0
-    reused_calls: int = 0
-    accepted: bool = False
-
-
-class RoundSummary(BaseModel):
-    round: int
-    batch_seed: int
-    batch_size: int
-    baseline_success: float
-    baseline_score: float
-    failures: int
-    proposals: int
-    valid_proposals: int
-    accepted: str | None = None
-    baseline_model_calls: int = 0
-
-
-class ImproveResult(BaseModel):
-    config: ImproveConfig
-    rounds: list[RoundSummary] = Field(default_factory=list)
-    candidates: list[CandidateRow] = Field(default_factory=list)
-    stack: list[str] = Field(default_factory=list, description="Accepted patch files, in overlay order.")
-    patch_path: str | None = None
-    heldout: PairedResult | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return bool(self.stack)
-
-    def contract(self) -> dict[str, Any]:
-        """The ``--json`` output (exact keys; held-out delta and interval are of the success rate)."""
-        heldout = None
-        if self.heldout is not None:
-            h = self.heldout
-            heldout = {
-                "baseline_success": h.baseline_success,
-                "patched_success": h.patched_success,
-                "delta": h.success_delta,
-                "ci_low": h.success_ci_low,
-                "ci_high": h.success_ci_high,
-                "n": h.n,
-            }
-        return {
-            "accepted": self.accepted,
-            "patch_path": self.patch_path,
-            "candidates": [
-                {"id": c.id, "valid": c.valid, "delta": c.delta, "rescued": c.rescued, "broken": c.broken}
-                for c in self.candidates
-            ],
-            "heldout": heldout,
-        }
 
 
 class Events:
@@ -374,7 +271,7 @@ async def improve(
 
     ``agent`` / ``engineer`` override the specs in ``config`` (the caller then owns and closes them).
     """
-    from reharness.engineer.base import make_engineer
+    from reharness.engineer.factory import make_engineer
 
     loop = _Loop(config, events or Events())
     loop.check_arguments()  # bad splits and sizes fail before any model or engineer is loaded

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from reharness.engineer.improve import CandidateRow, ImproveResult
+    from reharness.engineer.improve_result import CandidateRow, ImproveResult
 
 CSV_COLUMNS = (
     "round",

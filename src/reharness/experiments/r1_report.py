@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reharness.experiments.r1 import R1Result
+    from reharness.experiments.r1_stages import R1Result
 
 NOT_RUN = "(not run: see the experiment's options)"
 

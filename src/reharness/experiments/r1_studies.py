@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reharness.experiments.r1 import Evaluator, R1Config, R1Row, aggregate
+from reharness.experiments.r1_stages import Evaluator, R1Config, R1Row, aggregate
 
 if TYPE_CHECKING:
     from reharness.runtime.agents import Agent

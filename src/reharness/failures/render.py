@@ -13,7 +13,7 @@ from reharness.failures.codes import FailureCode
 from reharness.failures.text import TRIM_MARKER
 
 if TYPE_CHECKING:
-    from reharness.failures.packets import FailurePacket, PacketTrace, TraceStep
+    from reharness.failures.packet_model import FailurePacket, PacketTrace, TraceStep
 
 _INDENT = "    "
 

@@ -6,9 +6,9 @@
   micro-batched across concurrent episodes, seeded per request;
 - ``tiny:NAME`` — a built-in tiny agent, loaded through the ``hf`` backend.
 
-:func:`make_backend` builds one from its spec; :mod:`reharness.models.server` serves any of them over the
-OpenAI API. This package ``__init__`` stays light: names resolve lazily, so importing it never imports
-torch, transformers or httpx.
+:func:`make_agent` builds any agent from its spec (scripted or a backend), :func:`make_backend` a backend;
+:mod:`reharness.models.server` serves any of them over the OpenAI API. This package ``__init__`` stays
+light: names resolve lazily, so importing it never imports torch, transformers or httpx.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
+    "make_agent": "reharness.models.registry",
     "make_backend": "reharness.models.registry",
     "parse_spec": "reharness.models.registry",
     "resolve_tiny": "reharness.models.registry",

@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.models.base import parse_text_tool_calls, template_messages
 from reharness.models.hf_cache import PromptReader, cache_of, supports_reuse
-from reharness.runtime.agents import Agent
 
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "</s>")
 

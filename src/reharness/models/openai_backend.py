@@ -28,9 +28,9 @@ from typing import Any
 
 import httpx
 
+from reharness.core.agent import Agent
 from reharness.core.types import ChatRequest, ChatResponse, ToolCall
 from reharness.models.base import malformed_tool_call, openai_messages, parse_arguments
-from reharness.runtime.agents import Agent
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})

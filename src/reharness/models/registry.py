@@ -1,6 +1,9 @@
-"""Backend specs → agents: ``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``.
+"""Agent specs → agents: :func:`make_agent` (``solver``, ``random``, ``gold``, or a backend spec) and
+:func:`make_backend` (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``).
 
-:func:`make_backend` is what ``reharness run --agent SPEC`` resolves model specs with. Heavy libraries load
+:func:`make_agent` is what ``reharness run --agent SPEC`` resolves with. It sits here, above the scripted
+agents of :mod:`reharness.runtime.agents` and beside the backends, because resolving ``tiny:NAME`` may train
+the agent on solver demonstrations, which runs episodes through the runtime. Heavy libraries load
 only when a backend of that kind is built (``httpx`` for ``openai``, ``torch``/``transformers`` for ``hf`` and
 ``tiny``), so importing this module is cheap.
 
@@ -18,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
-from reharness.runtime.agents import Agent
+from reharness.runtime.agents import SCRIPTED_AGENTS
 
 PREFIXES = ("openai", "hf", "tiny")
 SPEC_FORMS = {
@@ -112,3 +116,18 @@ def make_backend(
             hint=f"write it as {SPEC_FORMS['hf']}; hub names are not downloaded",
         )
     return HFBackend(path, **options)
+
+
+def make_agent(spec: str, **backend_options: Any) -> Agent:
+    """Build an agent from a spec string: ``solver``, ``random``, ``gold``, or a model backend spec
+    (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``: :func:`make_backend`, which receives
+    ``backend_options``)."""
+    if spec in SCRIPTED_AGENTS:
+        return SCRIPTED_AGENTS[spec]()
+    if ":" in spec:  # a model backend: openai:MODEL@URL, hf:PATH, tiny:NAME (heavy imports stay lazy)
+        return make_backend(spec, **backend_options)
+    raise UnknownNameError(
+        f"unknown agent {spec!r}",
+        hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
+        + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME",
+    )

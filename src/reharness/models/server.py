@@ -28,9 +28,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reharness.core.agent import Agent
 from reharness.core.types import ChatRequest, ChatResponse, Message, SamplingParams, ToolCall
 from reharness.models.base import arguments_json, parse_arguments, strip_tool_calls
-from reharness.runtime.agents import Agent
 
 FaultKind = Literal["status", "hang", "malformed", "empty_choices", "drop"]
 _REASONS = {

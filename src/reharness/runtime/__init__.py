@@ -1,6 +1,6 @@
 """Harness runtime: harness configs and overlays, the four hook points, the episode loop and batches."""
 
-from reharness.runtime.agents import Agent, FunctionAgent, GoldAgent, RandomAgent, SolverAgent, make_agent
+from reharness.runtime.agents import Agent, FunctionAgent, GoldAgent, RandomAgent, SolverAgent
 from reharness.runtime.effects import HOOK_POINTS, Effect, EffectError, parse_effect
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.executor import BatchResult, RunSpec, run_batch
@@ -25,7 +25,6 @@ __all__ = [
     "SolverAgent",
     "base_harness_config",
     "load_harness_config",
-    "make_agent",
     "noop_overlay",
     "parse_effect",
     "run_batch",

@@ -1,7 +1,8 @@
-"""Agents (policies): anything that answers a chat request with text or tool calls.
+"""The scripted agents (policies that need no model) and :class:`FunctionAgent`.
 
-Model backends (OpenAI-compatible, Hugging Face, tiny models) implement :class:`Agent` in the ``models``
-layer. This module provides the interface and the scripted agents that need no model:
+The interface :class:`Agent` lives in :mod:`reharness.core.agent` (re-exported here), so the model
+backends implement it without importing the runtime; agent specs are resolved by
+:func:`reharness.models.registry.make_agent`, one layer above both. The scripted agents:
 
 - ``solver``: the environment's state-based expert, rendered in the harness protocol;
 - ``random``: uniform over admissible actions, or a random well-formed action;
@@ -15,30 +16,13 @@ chat-only agents just return themselves.
 from __future__ import annotations
 
 import random
-from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.core.agent import Agent
+from reharness.core.errors import UnknownNameError
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.runtime.protocols import render_action
-
-
-class Agent(ABC):
-    """A policy. ``policy_id`` names it in trajectories; ``complete`` answers one request."""
-
-    policy_id: str = "agent"
-
-    def start_episode(self, env: Any, protocol: str) -> Agent:
-        """Return the agent that plays one episode (scripted agents bind to ``env`` here)."""
-        return self
-
-    @abstractmethod
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Answer one chat request."""
-
-    async def close(self) -> None:  # noqa: B027 - optional
-        """Release resources (HTTP pools, models)."""
 
 
 class _ScriptedAgent(Agent):
@@ -117,20 +101,3 @@ class FunctionAgent(Agent):
 
 
 SCRIPTED_AGENTS: dict[str, type[Agent]] = {"solver": SolverAgent, "random": RandomAgent, "gold": GoldAgent}
-
-
-def make_agent(spec: str, **backend_options: Any) -> Agent:
-    """Build an agent from a spec string: ``solver``, ``random``, ``gold``, or a model backend spec
-    (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``; see :mod:`reharness.models.registry`, which
-    receives ``backend_options``)."""
-    if spec in SCRIPTED_AGENTS:
-        return SCRIPTED_AGENTS[spec]()
-    if ":" in spec:  # a model backend: openai:MODEL@URL, hf:PATH, tiny:NAME (heavy imports stay lazy)
-        from reharness.models.registry import make_backend
-
-        return make_backend(spec, **backend_options)
-    raise UnknownNameError(
-        f"unknown agent {spec!r}",
-        hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
-        + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME",
-    )

@@ -147,14 +147,14 @@ class Collector:
 
     def agent(self, env: str) -> Agent:
         if env not in self.agents:
-            from reharness.runtime.agents import make_agent
+            from reharness.models.registry import make_agent
 
             self.agents[env] = make_agent(self.config.agent_for(env))
         return self.agents[env]
 
     async def run(self) -> list[dict[str, Any]]:
         """Collect every planned batch not yet recorded; returns all records (old and new) in plan order."""
-        from reharness.engineer.base import make_engineer
+        from reharness.engineer.factory import make_engineer
 
         self.out.mkdir(parents=True, exist_ok=True)
         done = {r["key"]: r for r in read_records(self.out)}

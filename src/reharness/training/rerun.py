@@ -137,7 +137,7 @@ class PairedRerunReward:
     def agent(self, row: dict[str, Any]) -> Agent:
         env = row["env"]
         if env not in self.agents:
-            from reharness.runtime.agents import make_agent
+            from reharness.models.registry import make_agent
 
             self.agents[env] = make_agent(row["spec"]["agent"])
         return self.agents[env]

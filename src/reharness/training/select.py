@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 async def _replies(model_dir: Path, rows: list[dict[str, Any]], seed: int) -> list[str]:
-    from reharness.engineer.base import make_engineer
+    from reharness.engineer.factory import make_engineer
     from reharness.failures.packets import FailurePacket
 
     engineer = make_engineer(f"hf:{model_dir}", temperature=0.0)

@@ -27,13 +27,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reharness.core.agent import Agent
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import make_env
 from reharness.models.tiny.interventions import InterventionRates, TurnFacts, add_interventions
 from reharness.models.tiny.near_miss import near_miss_action
 from reharness.models.tiny.thoughts import thought_for
-from reharness.runtime.agents import Agent
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import render_action

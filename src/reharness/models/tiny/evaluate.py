@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reharness.core.agent import Agent
 from reharness.core.types import ChatRequest, ChatResponse
-from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec, run_batch
 from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord

@@ -1,0 +1,43 @@
+"""Engineer specs → engineers: :func:`make_engineer` (``operators``, ``self-refine``, ``llm:BACKEND``,
+``hf:PATH``).
+
+The factory lives one level above the implementations it builds (they import :mod:`.base`, this module
+imports them lazily), so the interface never imports its implementations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.engineer.base import Engineer
+
+
+def make_engineer(spec: str, **options: Any) -> Engineer:
+    """The engineer named by ``spec``: ``operators``, ``self-refine`` or ``llm:BACKEND_SPEC``
+    (``llm:openai:MODEL@URL``, ``llm:tiny:NAME``, ``llm:hf:PATH``; ``hf:PATH`` is short for ``llm:hf:PATH``,
+    e.g. an engineer trained by ``reharness train engineer``); ``options`` go to its constructor."""
+    name = spec.strip()
+    if name.startswith("hf:") and name[3:].strip():
+        name = "llm:" + name
+    if name == "operators":
+        from reharness.engineer.operators import OperatorEngineer
+
+        return OperatorEngineer(**options)
+    if name in ("self-refine", "self_refine", "selfrefine"):
+        from reharness.engineer.self_refine import SelfRefineEngineer
+
+        return SelfRefineEngineer(**options)
+    if name.startswith("llm:") and name[4:].strip():
+        from reharness.engineer.llm import LLMEngineer
+
+        return LLMEngineer(name[4:].strip(), **options)
+    if name in ("llm", "llm:"):
+        raise UnknownNameError(
+            f"engineer spec {spec!r} names no model backend",
+            hint="write llm:BACKEND, e.g. llm:openai:gpt-4o@http://127.0.0.1:8000/v1 or llm:tiny:household-S",
+        )
+    raise UnknownNameError(
+        f"unknown engineer {spec!r}",
+        hint=did_you_mean(name, ["operators", "self-refine", "llm:"]) + " (llm:BACKEND takes a model spec)",
+    )

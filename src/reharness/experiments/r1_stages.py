@@ -1,0 +1,319 @@
+"""The stages of ``reharness experiment r1`` (see :mod:`.r1` for the whole protocol): the validated config,
+the result rows, training (:func:`train`), the held-out evaluation (:class:`Evaluator`) and the aggregation
+(:func:`aggregate`). Shared by the orchestration (:mod:`.r1`), the studies (:mod:`.r1_studies`) and the
+report (:mod:`.r1_report`), none of which the stages import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reharness.core.errors import options_error
+from reharness.core.hashing import derive_seed
+
+if TYPE_CHECKING:
+    from reharness.engineer.base import Engineer, Proposal
+    from reharness.engineer.baseline import Baseline
+    from reharness.failures.packets import FailurePacket
+    from reharness.runtime.agents import Agent
+
+METHODS: tuple[str, ...] = ("none", "self-refine", "operators", "sft", "grpo")
+EVAL_FILE = "eval.jsonl"
+
+
+class R1Config(BaseModel):
+    """Options of ``reharness experiment r1`` (validated; written to ``OUT/r1_config.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    envs: list[str] = Field(min_length=1)
+    agent: str = Field("tiny:{env}-S", description="Frozen target; '{env}' is replaced per environment.")
+    out: str = "r1"
+    teacher: str = "operators"
+    batches: int = Field(16, gt=0, description="Train batches per environment.")
+    valid_batches: int = Field(4, ge=0)
+    batch_size: int = Field(10, gt=0)
+    teacher_k: int = Field(4, gt=0)
+    max_steps: int | None = Field(None, gt=0)
+    size: Literal["S", "micro"] = "S"
+    sft_steps: int = Field(300, gt=0)
+    grpo_steps: int = Field(20, gt=0)
+    k: int = Field(4, ge=2)
+    max_new_tokens: int = Field(1536, gt=0)
+    max_prompt_chars: int = Field(1500, gt=200)
+    test_batches: int = Field(4, gt=0, description="Held-out (test split) batches per environment.")
+    temperature: float = Field(
+        0.7, ge=0, description="Sampling temperature of the learned engineers at evaluation (0: greedy)."
+    )
+    grpo_temperature: float = Field(
+        0.7, gt=0, description="Sampling temperature of the GRPO rollouts (Harness-R1: 0.7)."
+    )
+    packets_per_step: int = Field(1, gt=0, description="GRPO packets per optimizer step (Harness-R1: 4).")
+    seed: int = 0
+    concurrency: int = Field(8, gt=0)
+    transfer_agent: str | None = Field(None, description="Unseen target for the transfer study (None: skip).")
+    generalisation_seeds: int = Field(3, ge=0, description="Seeds of the held-out generalisation (0: skip).")
+    heldout_n: int = Field(50, gt=0, description="Held-out tasks a generalisation patch is measured on.")
+    ablation: bool = Field(True, description="Hook ablation of the GRPO engineer's patches.")
+
+    @classmethod
+    def build(cls, **values: Any) -> R1Config:
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise options_error(exc, "reharness experiment r1") from None
+
+
+class R1Row(BaseModel):
+    method: str
+    env: str
+    success: float
+    ci_low: float
+    ci_high: float
+    broken: int
+    rescued: int = 0
+    valid_patches: int = 0
+    batches: int = 0
+    n: int = 0
+
+
+class R1Result(BaseModel):
+    config: R1Config
+    rows: list[R1Row]
+    average: dict[str, float]
+    training: dict[str, Any] = Field(default_factory=dict)
+    transfer: list[R1Row] = Field(default_factory=list)
+    transfer_average: dict[str, float] = Field(default_factory=dict)
+    generalisation: dict[str, Any] = Field(default_factory=dict)
+    ablation: dict[str, float] = Field(default_factory=dict)
+
+    def contract(self) -> dict[str, Any]:
+        """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, broken}], average}``."""
+        keys = ("method", "env", "success", "ci_low", "ci_high", "broken")
+        return {"rows": [{k: getattr(r, k) for k in keys} for r in self.rows], "average": self.average}
+
+
+def train(
+    config: R1Config,
+    agents: Mapping[str, Agent] | None = None,
+    notify: Callable[[str], None] = lambda text: None,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Stage 1: collect packets, SFT, GRPO into ``OUT/train`` (stages already done are loaded)."""
+    from reharness.training.data import Collector, DataConfig, export
+    from reharness.training.grpo import GRPOStageConfig, run_grpo
+    from reharness.training.sft import SFTStageConfig, run_sft
+
+    c, root = config, Path(config.out) / "train"
+    data = DataConfig(
+        envs=c.envs, agent=c.agent, teacher=c.teacher, train_batches=c.batches,
+        valid_batches=c.valid_batches, batch_size=c.batch_size, teacher_k=c.teacher_k, max_steps=c.max_steps,
+        seed=c.seed, concurrency=c.concurrency,
+    )  # fmt: skip
+    notify(f"train: packets of {c.batches} train batches per environment")
+    records = asyncio.run(Collector(data, root / "data", agents=agents).run())
+    export(root / "data", records)
+    summaries = {}
+    for stage in ("sft", "grpo"):
+        info = _engineer_info(root / stage)
+        if info.get("stage") == stage:
+            notify(f"train: {stage} engineer found in {root / stage}")
+        elif stage == "sft":
+            notify(f"train: SFT of the tiny engineer ({c.sft_steps} steps)")
+            sft = SFTStageConfig(
+                data=str(root / "data"), out=str(root / "sft"), size=c.size, steps=c.sft_steps,
+                max_new_tokens=c.max_new_tokens, max_prompt_chars=c.max_prompt_chars, seed=c.seed,
+            )  # fmt: skip
+            info = run_sft(sft, progress=progress)
+        else:
+            notify(f"train: GRPO ({c.grpo_steps} steps, k={c.k})")
+            grpo = GRPOStageConfig(
+                data=str(root / "data"), sft=str(root / "sft"), out=str(root / "grpo"), k=c.k,
+                steps=c.grpo_steps, save_steps=max(1, c.grpo_steps // 4), seed=c.seed,
+                temperature=c.grpo_temperature, packets_per_step=c.packets_per_step,
+            )  # fmt: skip
+            info = run_grpo(grpo, agents=agents, progress=progress)
+        summaries[stage] = {k: v for k, v in info.items() if k != "config"}
+    return summaries
+
+
+def _engineer_info(path: Path) -> dict[str, Any]:
+    file = path / "engineer.json"
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+
+
+def make_method(name: str, train_dir: Path, temperature: float = 0.7) -> Engineer | None:
+    """The engineer of a method (``None`` for ``none``); learned engineers sample at ``temperature``."""
+    from reharness.engineer.factory import make_engineer
+
+    if name == "none":
+        return None
+    if name in ("sft", "grpo"):
+        return make_engineer(f"hf:{train_dir / name}", temperature=temperature)
+    return make_engineer(name)
+
+
+class Evaluator:
+    """Stage 2: held-out batches × methods, one record per (env, batch, method) in ``eval.jsonl``."""
+
+    def __init__(
+        self,
+        config: R1Config,
+        agents: Mapping[str, Agent] | None,
+        notify: Callable[[str], None],
+        *,
+        agent_spec: str | None = None,
+        out: Path | None = None,
+    ) -> None:
+        self.config, self.notify = config, notify
+        self.agent_spec = agent_spec or config.agent
+        self.out = out or Path(config.out)
+        self.train_dir = Path(config.out) / "train"
+        self.agents: dict[str, Agent] = dict(agents or {})
+        self._own_agents = agents is None
+        self.engineers: dict[str, Engineer | None] = {}
+
+    def agent(self, env: str) -> Agent:
+        if env not in self.agents:
+            from reharness.models.registry import make_agent
+
+            self.agents[env] = make_agent(self.agent_spec.replace("{env}", env))
+        return self.agents[env]
+
+    async def run(self) -> list[dict[str, Any]]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        path = self.out / EVAL_FILE
+        done: dict[str, dict[str, Any]] = {}
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    break
+                done[record["key"]] = record
+        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in done.values()), "utf-8")
+        try:
+            for env in self.config.envs:
+                for index in range(self.config.test_batches):
+                    keys = [f"{env}/{index}/{m}" for m in METHODS]
+                    if all(k in done for k in keys):
+                        continue
+                    self.notify(f"evaluate: {env} test batch {index + 1}/{self.config.test_batches}")
+                    for record in await self.batch(env, index, done):
+                        done[record["key"]] = record
+                        with path.open("a", encoding="utf-8") as handle:
+                            handle.write(json.dumps(record, sort_keys=True) + "\n")
+        finally:
+            await self.close()
+        return list(done.values())
+
+    async def close(self) -> None:
+        """Close the engineers, and the agents this evaluator built."""
+        for engineer in self.engineers.values():
+            if engineer is not None:
+                await engineer.close()
+        self.engineers.clear()
+        if self._own_agents:
+            for agent in self.agents.values():
+                await agent.close()
+            self.agents.clear()
+
+    async def baseline(
+        self, env: str, split_tag: str, index: int, n: int | None = None, max_traces: int = 20
+    ) -> tuple[Baseline, FailurePacket]:
+        """The target's (cached) baseline of a test-split batch and its failure packet.
+
+        ``split_tag`` names the batch family (``test`` for the main table) so studies draw other batches."""
+        from reharness.engineer.baseline import Target, get_baseline
+        from reharness.failures.packets import extract_packet
+        from reharness.runtime import RunSpec, base_harness_config
+        from reharness.store.run_store import RunStore
+        from reharness.training.data import batch_seed
+
+        c = self.config
+        harness = base_harness_config(env)
+        if c.max_steps is not None:
+            harness = harness.model_copy(update={"step_limit": c.max_steps})
+        spec = RunSpec(
+            env=env, agent=self.agent_spec.replace("{env}", env), split="test", n=n or c.batch_size,
+            seed=batch_seed(c.seed, env, split_tag, index), concurrency=c.concurrency,
+        )  # fmt: skip
+        base = await get_baseline(spec, self.agent(env), Target(harness), self.out / "runs")
+        meta = RunStore(base.result.out).read_meta()
+        return base, extract_packet(base.episodes, run_meta=meta, max_traces=max_traces)
+
+    async def propose(self, method: str, packet: FailurePacket, seed: int) -> Proposal:
+        """One proposal of ``method`` (engineers are built once and closed by :meth:`run`)."""
+        if method not in self.engineers:
+            self.engineers[method] = make_method(method, self.train_dir, self.config.temperature)
+        engineer = self.engineers[method]
+        assert engineer is not None
+        return (await engineer.propose(packet, 1, seed=derive_seed(seed, method) % 2**31))[0]
+
+    async def batch(self, env: str, index: int, done: dict[str, Any]) -> list[dict[str, Any]]:
+        from reharness.engineer.paired import Candidate, evaluate_candidates
+
+        base, packet = await self.baseline(env, "test", index)
+        seed, agent = base.spec.seed, self.agent(env)
+        successes = {e.task_id: float(e.success) for e in base.episodes}
+        records = []
+        for method in METHODS:
+            key = f"{env}/{index}/{method}"
+            if key in done:
+                continue
+            record: dict[str, Any] = {"key": key, "env": env, "batch": index, "method": method, "seed": seed}
+            record |= {"status": "none", "valid": False, "rescued": [], "broken": [], "patch_id": None}
+            if method != "none" and packet.header.failures_found:
+                proposal = await self.propose(method, packet, seed)
+                reason = None if proposal.patch else f"[{proposal.error_code}] {proposal.error}"
+                (result,) = await evaluate_candidates(
+                    [Candidate(method, proposal.patch, reason)], base, agent, self.out / "runs",
+                    evidence=packet.leakage_evidence(),
+                )  # fmt: skip
+                record |= {
+                    "status": result.status,
+                    "valid": result.valid,
+                    "reason": (result.reason or "")[:300] or None,
+                    "rescued": result.rescued,
+                    "broken": result.broken,
+                    "patch_id": proposal.patch.identity if proposal.patch else None,
+                    "patch": proposal.patch.to_dict() if proposal.patch and result.valid else None,
+                }
+            flips = {t: 1.0 for t in record["rescued"]} | {t: 0.0 for t in record["broken"]}
+            record["successes"] = [flips.get(t, s) for t, s in successes.items()]
+            records.append(record)
+        return records
+
+
+def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1Row], dict[str, float]]:
+    """Rows per (method, env) in method order, and the per-method average over environments."""
+    from reharness.engineer.paired import bootstrap_ci
+
+    rows = []
+    for method in METHODS:
+        for env in config.envs:
+            mine = [r for r in records if r["method"] == method and r["env"] == env]
+            values = [v for r in mine for v in r["successes"]]
+            low, high = bootstrap_ci(values, seed=config.seed)
+            rows.append(
+                R1Row(
+                    method=method,
+                    env=env,
+                    success=round(sum(values) / max(1, len(values)), 6),
+                    ci_low=low,
+                    ci_high=high,
+                    broken=sum(len(r["broken"]) for r in mine),
+                    rescued=sum(len(r["rescued"]) for r in mine),
+                    valid_patches=sum(bool(r["valid"]) for r in mine),
+                    batches=len(mine),
+                    n=len(values),
+                )
+            )
+    average = {m: round(sum(r.success for r in rows if r.method == m) / len(config.envs), 6) for m in METHODS}
+    return rows, average

@@ -1,0 +1,74 @@
+"""The package's import graph has no circles, and the lower layers never import the upper ones.
+
+Every ``import`` / ``from … import`` statement counts, lazy ones (inside functions) and ``TYPE_CHECKING``
+ones included: a circle that only closes at run time is still a circle. ``from package import submodule``
+counts as an edge to the submodule, not to the package's ``__init__``.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import reharness
+
+ROOT = Path(reharness.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                subs = [f"{node.module}.{alias.name}" for alias in node.names]
+                targets += [s for s in subs if s in modules]
+                if not all(s in modules for s in subs):
+                    targets.append(node.module)
+            elif isinstance(node, ast.Import):
+                targets += [alias.name for alias in node.names]
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def test_no_import_cycles() -> None:
+    graph = import_graph()
+    assert len(graph) > 100  # the walk found the package
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as exc:
+        raise AssertionError(f"import circle: {' -> '.join(exc.args[1])}") from None
+
+
+# layer -> the layers it must never import (DESIGN.md: imports point downward)
+FORBIDDEN = {
+    "core": {"envs", "models", "store", "runtime", "patches", "failures", "engineer", "training", "cli"},
+    "store": {"runtime", "patches", "failures", "engineer", "training", "experiments", "cli"},
+    "envs": {"models", "runtime", "patches", "failures", "engineer", "training", "experiments", "cli"},
+    "runtime": {"models", "failures", "engineer", "training", "experiments", "cli"},
+    "patches": {"failures", "engineer", "training", "experiments", "cli"},
+    "failures": {"engineer", "training", "experiments", "cli"},
+    "engineer": {"training", "experiments", "cli"},
+    "training": {"experiments", "cli"},
+}
+
+
+def test_lower_layers_never_import_upper_ones() -> None:
+    wrong = []
+    for module, targets in import_graph().items():
+        layer = module.split(".")[1] if "." in module else ""
+        for target in targets:
+            if "." in target and target.split(".")[1] in FORBIDDEN.get(layer, set()):
+                wrong.append(f"{module} -> {target}")
+    assert not wrong, wrong

@@ -164,7 +164,9 @@ async def test_empty_choices_are_retried_and_traced(server: ChatServer) -> None:
     strict = client(server, max_retries=1)
     given_up = await strict.complete(request())
     await strict.close()
-    assert given_up.error is not None and "no choices" in given_up.error and "gave up after 1" in given_up.error
+    assert (
+        given_up.error is not None and "no choices" in given_up.error and "gave up after 1" in given_up.error
+    )
     assert given_up.attempts == 2
 
 

@@ -19,7 +19,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def friendly_errors(fn: F) -> F:
     """Print :class:`ReharnessError` as 'error: …' plus the fix (secrets redacted), and exit with code 2
-    (no traceback)."""
+    (or the error's ``exit_code``; no traceback)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -32,6 +32,6 @@ def friendly_errors(fn: F) -> F:
             if exc.hint:
                 hint = redact(exc.hint)
                 stderr.print(f"  how to fix: {hint}", highlight=False, markup=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise typer.Exit(getattr(exc, "exit_code", 2)) from None
 
     return wrapper  # type: ignore[return-value]

@@ -12,6 +12,7 @@ from rich.table import Table
 from reharness.cli.common import friendly_errors, stdout
 from reharness.failures.detectors import detect
 from reharness.store.parquet import export_parquet
+from reharness.store.records import infrastructure_error
 from reharness.store.run_store import open_run_dir
 
 
@@ -52,6 +53,13 @@ def show(
     terms = Counter(e.termination for e in eps)
     flags = Counter(f for e in eps for s in e.steps for f in s.flags)
     stdout.print("terminations: " + ", ".join(f"{k}={v}" for k, v in sorted(terms.items())), highlight=False)
+    infra = Counter(infrastructure_error(e) for e in eps)
+    if infra["policy"] or infra["env"]:
+        stdout.print(
+            f"infrastructure errors (not agent failures): policy={infra['policy']}, env={infra['env']} "
+            "(rerun the run's command with --retry-errors to run them again)",
+            highlight=False,
+        )
     stdout.print(
         "step flags: " + (", ".join(f"{k}={v}" for k, v in sorted(flags.items())) or "none"), highlight=False
     )

@@ -132,10 +132,12 @@ async def run_measured(
     *,
     replay: Sequence[EpisodeRecord] | None = None,
     on_episode: EpisodeCallback | None = None,
+    retry_errors: bool = False,
 ) -> tuple[BatchResult, RunCost, bool]:
     """Run (or load) a batch through a call-counting (and, with ``replay``, prefix-reusing) agent.
 
     Returns the batch, its accumulated cost and whether every episode was already stored (a cache hit).
+    ``retry_errors`` reruns stored episodes that ended in an infrastructure error (see ``run_batch``).
     """
     from reharness.engineer.prefix import PrefixReuseAgent
     from reharness.failures.detectors import failure_codes
@@ -149,7 +151,15 @@ async def run_measured(
     started = time.perf_counter()
     try:
         result = await run_batch(
-            spec, wrapped, harness, out_dir, False, on_start, on_episode, annotate=failure_codes
+            spec,
+            wrapped,
+            harness,
+            out_dir,
+            False,
+            on_start,
+            on_episode,
+            annotate=failure_codes,
+            retry_errors=retry_errors,
         )
     finally:
         for overlay in harness.overlays:  # also on cancellation (a timed-out candidate)
@@ -193,11 +203,17 @@ async def get_baseline(
     *,
     on_episode: EpisodeCallback | None = None,
     max_workers: int = 4,
+    retry_errors: bool = False,
 ) -> Baseline:
     """The baseline of ``target`` on ``spec``'s batch: loaded from ``OUT/baselines/<key>`` or run once."""
     harness = target.harness(max_workers=max_workers)
     key = baseline_key(agent.policy_id, harness.identity, planned_episodes(spec, harness))
     result, cost, cached = await run_measured(
-        spec, agent, harness, Path(out_dir) / "baselines" / key, on_episode=on_episode
+        spec,
+        agent,
+        harness,
+        Path(out_dir) / "baselines" / key,
+        on_episode=on_episode,
+        retry_errors=retry_errors,
     )
     return Baseline(spec=spec, target=target, result=result, key=key, cost=cost, cached=cached)

@@ -223,7 +223,8 @@ class OpenAIBackend(Agent):
         return traced(
             ChatResponse(
                 error=f"{last} (gave up after {self.max_retries} retries; check that the server at "
-                f"{self.base_url} is up and not overloaded, or raise max_retries)"
+                f"{self.base_url} is up and not overloaded, or raise max_retries "
+                "($REHARNESS_OPENAI_MAX_RETRIES))"
             )
         )
 

@@ -1,0 +1,102 @@
+"""``reharness improve`` killed (SIGKILL) part-way, three times, then resumed: the same files as one run.
+
+The target is the clumsy household expert (``test_paired``), slowed down per model call so that each kill
+lands inside a batch: the round's baseline, a candidate's paired rerun, the held-out baseline. The resumed
+invocation must report the same decisions *and the same costs* (model calls made and reused, per batch) in
+``result.json``, ``candidates.json`` / ``.csv`` and ``report.md`` as an uninterrupted invocation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LAUNCH = """
+import asyncio, os, sys
+sys.path.insert(0, sys.argv.pop(1))
+from test_paired import ClumsySolver
+from reharness.runtime.agents import SCRIPTED_AGENTS
+
+class SlowClumsy(ClumsySolver):
+    def start_episode(self, env, protocol):
+        return SlowClumsy(env, protocol, self.calls)
+
+    async def complete(self, request):
+        await asyncio.sleep(float(os.environ["CALL_DELAY"]))
+        return await super().complete(request)
+
+SCRIPTED_AGENTS["clumsy"] = SlowClumsy
+from reharness.cli.main import app
+app(prog_name="reharness")
+"""
+FILES = ("result.json", "candidates.json", "candidates.csv", "report.md")
+
+
+def command(out: Path) -> list[str]:
+    return [
+        sys.executable, "-c", LAUNCH, str(HERE), "improve", "--env", "household", "--agent", "clumsy",
+        "--engineer", "operators", "--batch-size", "6", "--k", "2", "--eval-n", "6", "--max-steps", "12",
+        "--concurrency", "2", "--out", str(out), "--json",
+    ]  # fmt: skip
+
+
+def lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def kill_when(out: Path, ready: Callable[[], Path | None]) -> int:
+    """Start improve (slow calls), SIGKILL it once ``ready()`` names a batch; return that batch's size."""
+    proc = subprocess.Popen(command(out), env=os.environ | {"CALL_DELAY": "0.05"}, stdout=subprocess.DEVNULL)
+    deadline, found = time.time() + 120, None
+    while time.time() < deadline and proc.poll() is None and found is None:
+        found = ready()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert found is not None, "improve finished or stalled before the batch started"
+    return lines(found)
+
+
+def partial(pattern: str, out: Path, skip: int = 0) -> Callable[[], Path | None]:
+    """The batch (episodes.jsonl under ``out/runs/pattern``, in creation order after ``skip``) with 2+ lines."""
+
+    def ready() -> Path | None:
+        found = sorted((out / "runs").glob(pattern), key=lambda p: p.stat().st_mtime)[skip:]
+        return next((p for p in found if lines(p) >= 2), None)
+
+    return ready
+
+
+def outputs(out: Path) -> dict[str, str]:
+    return {name: (out / name).read_text().replace(str(out), "OUT") for name in FILES}
+
+
+def test_killed_and_resumed_improve_reports_the_same_costs(tmp_path: Path) -> None:
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    done = subprocess.run(
+        command(whole), env=os.environ | {"CALL_DELAY": "0"}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    # three kills: inside the round's baseline, a candidate's paired rerun, then the held-out baseline
+    assert kill_when(resumed, partial("baselines/*/*/episodes.jsonl", resumed)) < 6
+    assert kill_when(resumed, partial("paired/*/episodes.jsonl", resumed)) < 6
+    assert kill_when(resumed, partial("baselines/*/*/episodes.jsonl", resumed, skip=1)) < 6
+    assert not (resumed / "result.json").exists()
+    finished = subprocess.run(
+        command(resumed), env=os.environ | {"CALL_DELAY": "0"}, capture_output=True, text=True
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert json.loads(finished.stdout) == json.loads(done.stdout.replace(str(whole), str(resumed)))
+    expected, got = outputs(whole), outputs(resumed)
+    assert got == expected
+    result = json.loads(got["result.json"])
+    assert result["rounds"][0]["baseline_model_calls"] > 0 and result["stack"]
+    assert all(c["model_calls"] > 0 and c["reused_calls"] > 0 for c in result["candidates"])
+    assert result["heldout"]["cost"]["episodes"] == 6 and result["heldout"]["cost"]["model_calls"] > 0

@@ -65,7 +65,7 @@ def kill_when(out: Path, ready: Callable[[], Path | None]) -> int:
 
 
 def partial(pattern: str, out: Path, skip: int = 0) -> Callable[[], Path | None]:
-    """The batch (episodes.jsonl under ``out/runs/pattern``, in creation order after ``skip``) with 2+ lines."""
+    """The first batch (``out/runs/pattern``, by creation order after ``skip``) with 2+ episodes."""
 
     def ready() -> Path | None:
         found = sorted((out / "runs").glob(pattern), key=lambda p: p.stat().st_mtime)[skip:]

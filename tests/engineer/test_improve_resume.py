@@ -1,9 +1,13 @@
-"""``reharness improve`` killed (SIGKILL) part-way, three times, then resumed: the same files as one run.
+"""``reharness improve`` interrupted and resumed: the same files as one uninterrupted invocation.
 
-The target is the clumsy household expert (``test_paired``), slowed down per model call so that each kill
-lands inside a batch: the round's baseline, a candidate's paired rerun, the held-out baseline. The resumed
-invocation must report the same decisions *and the same costs* (model calls made and reused, per batch) in
-``result.json``, ``candidates.json`` / ``.csv`` and ``report.md`` as an uninterrupted invocation.
+Killed (SIGKILL) part-way three times: the target is the clumsy household expert (``test_paired``), slowed
+down per model call so that each kill lands inside a batch — the round's baseline, a candidate's paired
+rerun, the held-out baseline. The resumed invocation must report the same decisions *and the same costs*
+(model calls made and reused, per batch) in ``result.json``, ``candidates.json`` / ``.csv`` and
+``report.md`` as an uninterrupted invocation.
+
+Stopped by a model server that fails every request: the loop stops after the baseline (no valid reply), a
+plain rerun keeps the failed episodes, and ``retry_errors`` reruns them into the same result as a clean run.
 """
 
 from __future__ import annotations
@@ -16,6 +20,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
+from test_improve_cli import config
+from test_paired import ClumsySolver
+
+from reharness.core.errors import NoValidReplyError
+from reharness.core.types import ChatRequest, ChatResponse
+from reharness.engineer.improve import improve
+from reharness.runtime.agents import Agent
 
 HERE = Path(__file__).resolve().parent
 LAUNCH = """
@@ -65,7 +79,8 @@ def kill_when(out: Path, ready: Callable[[], Path | None]) -> int:
 
 
 def partial(pattern: str, out: Path, skip: int = 0) -> Callable[[], Path | None]:
-    """The first batch (``out/runs/pattern``, by creation order after ``skip``) with 2+ episodes."""
+    """The first batch under ``out/runs/pattern`` (least recently written first, after ``skip``) with 2+
+    episodes."""
 
     def ready() -> Path | None:
         found = sorted((out / "runs").glob(pattern), key=lambda p: p.stat().st_mtime)[skip:]
@@ -100,3 +115,51 @@ def test_killed_and_resumed_improve_reports_the_same_costs(tmp_path: Path) -> No
     assert result["rounds"][0]["baseline_model_calls"] > 0 and result["stack"]
     assert all(c["model_calls"] > 0 and c["reused_calls"] > 0 for c in result["candidates"])
     assert result["heldout"]["cost"]["episodes"] == 6 and result["heldout"]["cost"]["model_calls"] > 0
+
+
+class FlakyClumsy(ClumsySolver):
+    """The clumsy expert behind a server that is down while ``down[0]`` is true (every request fails)."""
+
+    def __init__(self, env: Any = None, protocol: str = "text", down: list[bool] | None = None) -> None:
+        super().__init__(env, protocol)
+        self.down = down if down is not None else [False]
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        return FlakyClumsy(env, protocol, self.down)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        if self.down[0]:
+            return ChatResponse(
+                error="HTTP 503 from http://model/v1/chat/completions: overloaded", attempts=3
+            )
+        return await super().complete(request)
+
+
+async def test_a_dead_server_stops_improve_and_retry_errors_recovers(tmp_path: Path) -> None:
+    from reharness.engineer.base import make_engineer
+
+    down = [True]
+    with pytest.raises(NoValidReplyError, match="none of the 8 model requests of the r1 baseline") as err:
+        await improve(
+            config(tmp_path / "flaky"), agent=FlakyClumsy(down=down), engineer=make_engineer("operators")
+        )
+    assert err.value.exit_code == 3 and "HTTP 503" in err.value.message
+    down[0] = False  # the server is back: without the flag the stored errors are kept
+    with pytest.raises(NoValidReplyError):
+        await improve(
+            config(tmp_path / "flaky"), agent=FlakyClumsy(down=down), engineer=make_engineer("operators")
+        )
+    healed = await improve(
+        config(tmp_path / "flaky", retry_errors=True),
+        agent=FlakyClumsy(down=down),
+        engineer=make_engineer("operators"),
+    )
+    clean = await improve(
+        config(tmp_path / "clean", retry_errors=True),
+        agent=FlakyClumsy(),
+        engineer=make_engineer("operators"),
+    )
+    assert healed.rounds[0].policy_errors == 0 and healed.rounds[0].baseline_model_calls > 8
+    heldout: Any = {"run_dir": True, "cost": {"seconds"}}  # wall-clock seconds differ, nothing else may
+    strip = {"config": {"out"}, "stack": True, "patch_path": True, "heldout": heldout}
+    assert healed.model_dump(exclude=strip) == clean.model_dump(exclude=strip)

@@ -161,3 +161,26 @@ def test_a_401_that_echoes_the_key_leaves_it_in_no_file(server: FaultyServer, tm
     error = json.loads((Path(summary["out"]) / "episodes.jsonl").read_text().splitlines()[0])["error"]
     assert "HTTP 401" in error and "Bearer [REDACTED]" in error and "example key is [REDACTED]" in error
     assert "OPENAI_API_KEY" in proc.stderr  # the hint survives redaction
+
+
+def test_some_policy_errors_are_counted_and_the_run_still_exits_0(
+    server: FaultyServer, tmp_path: Path
+) -> None:
+    server.faults.append(Fault("status", 401))  # the first request only: one episode ends in a policy error
+    proc, summary = run_counter(server.base_url, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert summary["policy_errors"] == 1 and summary["env_errors"] == 0 and summary["n"] == 3
+    assert 0 < summary["valid_replies"] == summary["model_requests"] - 1
+    assert "1 episode ended in an infrastructure error" in proc.stderr and "--retry-errors" in proc.stderr
+
+
+def test_improve_against_a_dead_server_stops_after_the_baseline_with_exit_3(tmp_path: Path) -> None:
+    proc = reharness(
+        "improve", "--env", "household", "--agent", "openai:m@http://127.0.0.1:9/v1", "--engineer",
+        "operators", "--batch-size", "2", "--k", "1", "--eval-n", "2", "--out", str(tmp_path), "--json",
+        retries=0,
+    )  # fmt: skip
+    assert proc.returncode == 3 and not proc.stdout and "Traceback" not in proc.stderr
+    assert "[no_valid_reply] none of the 2 model requests of the r1 baseline batch" in proc.stderr
+    assert "connection error" in proc.stderr and "--retry-errors" in proc.stderr
+    assert not (tmp_path / "round-1").exists()  # no packet of server faults went to the engineer

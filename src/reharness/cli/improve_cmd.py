@@ -161,7 +161,7 @@ def _note_errors(result: Any, retry_flag: bool) -> None:
 
     rows = [*result.rounds, *result.candidates] + ([result.heldout] if result.heldout else [])
     policy, env = sum(r.policy_errors for r in rows), sum(r.env_errors for r in rows)
-    note_errors(policy, env, retried=0, retry_flag=retry_flag, example=None, what="episodes (all batches)")
+    note_errors(policy, env, retried=0, retry_flag=retry_flag, example=None, where=" (all batches)")
 
 
 @friendly_errors

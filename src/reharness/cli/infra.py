@@ -31,7 +31,7 @@ def note_errors(
     retried: int,
     retry_flag: bool,
     example: str | None,
-    what: str = "episodes",
+    where: str = "",
 ) -> None:
     """Tell stderr how many episodes ended in infrastructure errors and how to rerun them."""
     if retried:
@@ -40,7 +40,8 @@ def note_errors(
     if not total:
         return
     line = (
-        f"note: {total} {what} ended in an infrastructure error, not an agent failure "
+        f"note: {total} episode{'s' if total != 1 else ''}{where} ended in an infrastructure error, "
+        "not an agent failure "
         f"({policy_errors} policy errors, {env_errors} env errors)"
     )
     if example:

@@ -24,6 +24,7 @@ import pytest
 from reharness.core.types import ChatRequest
 from reharness.models.server import ChatServer, Fault, ServerThread
 from reharness.runtime import FunctionAgent
+from reharness.store.run_store import RunStore
 
 TESTS = Path(__file__).resolve().parents[1]
 KEY = "local-test-key-PLAIN-0042"  # looks like no known key format: only the configured key says it is one
@@ -137,6 +138,12 @@ def test_all_500s_exit_3_with_a_summary_then_retry_errors_recovers(
     assert proc.returncode == 0, proc.stderr
     assert fixed["retried_errors"] == 3 and fixed["policy_errors"] == 0 and fixed["success_rate"] == 1.0
     assert fixed["run_id"] == summary["run_id"] and "retried 3 episodes" in proc.stderr
+    # append-only: the rerun records supersede the failed ones, which stay in the file
+    jsonl = Path(fixed["out"]) / "episodes.jsonl"
+    assert [json.loads(x)["termination"] for x in jsonl.read_text().splitlines()] == ["error"] * 3 + [
+        "success"
+    ] * 3
+    assert [e.success for e in RunStore(fixed["out"]).episodes()] == [True] * 3
 
 
 def test_a_server_that_is_down_exits_3(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from reharness.core.errors import NoValidReplyError
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.engineer.improve import improve
 from reharness.runtime.agents import Agent
+from reharness.store.run_store import RunStore
 
 HERE = Path(__file__).resolve().parent
 LAUNCH = """
@@ -163,3 +164,34 @@ async def test_a_dead_server_stops_improve_and_retry_errors_recovers(tmp_path: P
     heldout: Any = {"run_dir": True, "cost": {"seconds"}}  # wall-clock seconds differ, nothing else may
     strip = {"config": {"out"}, "stack": True, "patch_path": True, "heldout": heldout}
     assert healed.model_dump(exclude=strip) == clean.model_dump(exclude=strip)
+
+
+class SometimesDown(ClumsySolver):
+    """The clumsy expert behind a server that fails one request in five (a function of the request)."""
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        return SometimesDown(env, protocol, self.calls)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        if request.seed % 5 == 0:
+            return ChatResponse(error="HTTP 502 from http://model/v1/chat/completions: bad gateway")
+        return await super().complete(request)
+
+
+async def test_infrastructure_errors_are_reported_apart(tmp_path: Path) -> None:
+    from reharness.engineer.base import make_engineer
+
+    result = await improve(config(tmp_path, k=1), agent=SometimesDown(), engineer=make_engineer("operators"))
+    base_errors = result.rounds[0].policy_errors
+    assert base_errors > 0 and result.rounds[0].env_errors == 0
+    (candidate_run,) = [  # k = 1: the one patched rerun of the train batch (not the held-out one)
+        RunStore(p.parent) for p in (tmp_path / "runs" / "paired").glob("*/run.json")
+        if RunStore(p.parent).read_meta().config["split"] == "train"
+    ]  # fmt: skip
+    patched = candidate_run.episodes()
+    errors = sum(e.termination == "error" for e in patched)
+    assert result.candidates[0].policy_errors == errors > 0
+    report = (tmp_path / "report.md").read_text()
+    assert f"round 1 baseline: {base_errors} policy, 0 env; r1-c0: {errors} policy, 0 env" in report
+    assert "--retry-errors" in report
+    assert json.loads((tmp_path / "candidates.json").read_text())[0]["policy_errors"] == errors

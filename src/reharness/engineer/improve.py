@@ -23,8 +23,8 @@ the only non-deterministic file). Every file is written through :func:`reharness
 **Restarts.** An interrupted ``improve`` resumes every run where it stopped; costs are recounted from the
 stored episodes (:func:`reharness.engineer.baseline.stored_cost`), so the files report the same costs as an
 uninterrupted invocation. Episodes that ended in an infrastructure error (model server or env failed) are
-counted in ``policy_errors`` / ``env_errors`` and kept on resume unless ``retry_errors`` is set; a baseline in
-which no model request got a valid reply stops the loop with :class:`NoValidReplyError`.
+counted in ``policy_errors`` / ``env_errors`` and kept on resume unless ``retry_errors`` is set; a baseline
+in which no model request got a valid reply stops the loop (``NoValidReplyError``, exit status 3).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reharness.core.errors import ConfigError, NoValidReplyError, ReharnessError, options_error
+from reharness.core.errors import ConfigError, ReharnessError, options_error
 from reharness.core.hashing import derive_seed
 from reharness.core.secrets import redact
 from reharness.engineer.baseline import Baseline, Target, get_baseline
@@ -218,7 +218,6 @@ def _row(round_index: int, proposal: Proposal, result: PairedResult, accepted: b
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     _write_text(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
@@ -271,14 +270,7 @@ class _Loop:
             spec, self.agent, target, self.runs, on_episode=callback, retry_errors=self.config.retry_errors
         )
         self.events.batch_done(label)
-        requests, valid = found.result.model_replies()
-        if requests and not valid:
-            raise NoValidReplyError(
-                f"none of the {requests} model requests of the {label} batch got a valid reply "
-                f"(first: {next((e.error for e in found.episodes if e.error), None)})",
-                hint="check that the model server is up and the API key is valid, then rerun the same "
-                "command with --retry-errors",
-            )
+        found.require_replies(label)  # a dead model server stops the loop before the engineer sees it
         self.timings[label] = round(found.cost.seconds, 3)
         return found
 

@@ -113,6 +113,12 @@ def test_empty_choices_are_retried_and_the_episode_succeeds(server: FaultyServer
     assert all("no choices" in e for e in first["retry_errors"])
     assert all(s["output"]["attempts"] == 1 for s in steps(summary)[1:])
     assert "infrastructure error" not in proc.stderr
+    shown = reharness("show", summary["out"])
+    assert (
+        shown.returncode == 0
+        and "model retries: 1 of " in shown.stdout
+        and "needed 2 retries" in shown.stdout
+    )
 
 
 def test_all_500s_exit_3_with_a_summary_then_retry_errors_recovers(

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, stdout
+from reharness.cli.common import friendly_errors, output_dir, stdout
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
 
@@ -22,7 +22,9 @@ experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' t
 @friendly_errors
 def r1(
     env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
-    out: Annotated[Path, typer.Option(help="Output directory (train/, runs/, report.md).")] = Path("r1"),
+    out: Annotated[
+        Path, typer.Option(callback=output_dir, help="Output directory (train/, runs/, report.md).")
+    ] = Path("r1"),
     agent: Annotated[str, typer.Option(help="Frozen target; {env} is replaced per environment.")] = (
         "tiny:{env}-S"
     ),

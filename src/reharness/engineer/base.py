@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.core.errors import ReharnessError, UnknownNameError, did_you_mean
 from reharness.patches.errors import PatchFormatError
 from reharness.patches.model import Patch
 from reharness.patches.reply import extract_patch
@@ -136,7 +136,12 @@ def make_engineer(spec: str, **options: Any) -> Engineer:
         return SelfRefineEngineer(**options)
     if name.startswith("llm:") and name[4:].strip():
         from reharness.engineer.llm import LLMEngineer
+        from reharness.models.registry import check_spec
 
+        try:  # a bad backend spec fails now, not after the baseline has run
+            check_spec(name[4:].strip())
+        except ReharnessError as exc:
+            raise type(exc)(f"engineer {spec!r}: {exc.message}", hint=exc.hint) from None
         return LLMEngineer(name[4:].strip(), **options)
     if name in ("llm", "llm:"):
         raise UnknownNameError(

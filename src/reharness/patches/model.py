@@ -33,7 +33,7 @@ import yaml
 
 from reharness.core.errors import did_you_mean
 from reharness.core.hashing import stable_hash
-from reharness.patches.documents import format_error, parse_text, read_text
+from reharness.patches.documents import format_error, parse_json, parse_text, read_text
 from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
 
 SCHEMA_VERSION = "reharness-patch-v1"
@@ -223,9 +223,11 @@ class Patch:
         """Build from a parsed document of either schema (detected by ``schema_version``)."""
         if not isinstance(data, Mapping):
             fix = f'write an object with "schema_version": "{SCHEMA_VERSION}"'
-            raise format_error(
-                source, None, f"a patch is an object, got {type(data).__name__}", fix, "wrong_schema"
+            kind = {str: "a plain string", list: "a list", type(None): "empty"}.get(
+                type(data), type(data).__name__
             )
+            problem = f"a patch is an object (a mapping of fields), but this document is {kind}"
+            raise format_error(source, None, problem, fix, "wrong_schema")
         schema = data.get("schema_version")
         if schema == HARNESS_R1_SCHEMA:
             return _from_harness_r1(data, source)
@@ -318,5 +320,13 @@ def patch_from_text(text: str, *, source: str = "<string>") -> Patch:
 
 
 def load_patch(path: str | Path) -> Patch:
-    """Load a patch file of either schema, JSON or YAML (detected from the content, not the suffix)."""
-    return patch_from_text(read_text(path), source=str(path))
+    """Load a patch file of either schema: a ``.json`` file is parsed as JSON (so a file that is not JSON
+    says so), any other as JSON when it starts with ``{``, else YAML. An empty file is refused as such."""
+    source = str(path)
+    text = read_text(path)
+    if not text.strip():
+        fix = f'write an object with "schema_version": "{SCHEMA_VERSION}" and hooks'
+        raise format_error(source, None, "the file is empty", fix, "empty_document")
+    if Path(path).suffix.lower() == ".json":
+        return Patch.from_dict(parse_json(text, source), source=source)
+    return patch_from_text(text, source=source)

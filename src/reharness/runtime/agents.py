@@ -33,6 +33,10 @@ class Agent(ABC):
         """Return the agent that plays one episode (scripted agents bind to ``env`` here)."""
         return self
 
+    def check_env(self, env: Any) -> None:  # noqa: B027 - optional
+        """Raise a clear error when this agent cannot play ``env`` at all; called once per batch before
+        anything is written, so an incompatible agent leaves no run directory or index row behind."""
+
     @abstractmethod
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Answer one chat request."""
@@ -83,12 +87,15 @@ class GoldAgent(_ScriptedAgent):
 
     policy_id = "gold"
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def check_env(self, env: Any) -> None:
         if not hasattr(env, "gold_action"):
             raise UnknownNameError(
                 f"the gold agent needs an env with reference solutions; {type(env).__name__} has none",
                 hint="use --agent gold with --env db --data FILE.jsonl, or --agent solver",
             )
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        self.check_env(env)
         return GoldAgent(env, protocol)
 
     def choose(self, request: ChatRequest) -> str:

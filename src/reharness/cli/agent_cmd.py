@@ -199,7 +199,7 @@ def eval_agent(
     if "/" in agent and not path.is_dir():
         raise ConfigError(
             f"--agent {agent}: {'not a directory' if path.exists() else 'no such directory'}",
-            hint="pass a tiny agent name (household-S) or a directory that `reharness agent train --out` wrote",
+            hint="pass a tiny agent name (household-S) or a model directory (reharness agent train --out)",
         )
     if path.is_dir():
         if env is None:

@@ -60,7 +60,14 @@ def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, 
     return result.exit_code, text, escaped
 
 
+WRITERS = ("run", "improve", "demo", "agent train", "train engineer", "experiment r1")  # they take --out
+
+
 def fill(args: tuple[str, ...], files: dict[str, str], out: Path) -> list[str]:
+    """The command line with placeholders filled; commands that write get ``--out OUT`` unless they name
+    one, so that "nothing written" is checked in OUT (and nothing lands in the working directory)."""
+    if "--out" not in args and (args[0] in WRITERS or " ".join(args[:2]) in WRITERS):
+        args = (*args, "--out", "{out}")
     return [a.format(**files, out=out) for a in args]
 
 
@@ -204,7 +211,7 @@ def test_a_refused_run_leaves_no_run_folder_or_index_row(
 ) -> None:
     out = tmp_path / "runs"
     out.mkdir()
-    code, text, escaped = invoke(["run", *fill(args, files, out), "--out", str(out)], monkeypatch)
+    code, text, escaped = invoke(fill(("run", *args, "--out", str(out)), files, out), monkeypatch)
     assert escaped is None and code == 2 and "how to fix" in text, text
     assert list(out.iterdir()) == []  # no OUT/RUN_ID, no index.sqlite
 
@@ -242,9 +249,7 @@ def test_as_a_subprocess_too(
 ) -> None:
     """The installed entry point behaves the same (no traceback on a real terminal-less stderr)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "reharness", *fill(args, files, tmp_path), "--out", str(tmp_path)]
-        if args[0] == "run"
-        else [sys.executable, "-m", "reharness", *fill(args, files, tmp_path)],
+        [sys.executable, "-m", "reharness", *fill(args, files, tmp_path / "out")],
         capture_output=True,
         text=True,
         timeout=120,

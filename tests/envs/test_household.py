@@ -438,7 +438,7 @@ def test_expert_recovers_from_random_perturbations() -> None:
     env = HouseholdEnv(split="test")
     rng = random.Random(7)
     wins = sum(_play(env, i, rng, p_random=0.15) for i in range(200))
-    assert wins >= 190
+    assert wins == 200  # seeded: the expert recovers from every perturbation
 
 
 def test_expert_recovers_from_a_wrong_held_object() -> None:
@@ -458,8 +458,8 @@ def test_expert_recovers_from_a_wrong_held_object() -> None:
 def test_random_agent_rarely_succeeds() -> None:
     env = HouseholdEnv(split="test")
     rng = random.Random(0)
-    wins = sum(_play(env, i, rng, p_random=1.0) for i in range(200))
-    assert wins < 20
+    wins = [i for i in range(200) if _play(env, i, rng, p_random=1.0)]
+    assert wins == []  # seeded: no random walk finishes a task
 
 
 def test_episode_is_independent_of_hash_seed() -> None:

@@ -61,7 +61,7 @@ def test_run_json_contract_and_digest(env: str, tmp_path: Path) -> None:
 def test_random_agent_and_resume_by_rerun(tmp_path: Path) -> None:
     args = ("--env", "household", "--agent", "random", "--n", "6", "--out", str(tmp_path))
     first = run_json(*args)
-    assert first["success_rate"] <= 0.5
+    assert first["success_rate"] == 0.0 and first["mean_steps"] == 50.0  # seeded: every walk hits the limit
     again = run_json(*args)
     assert again["trajectory_digest"] == first["trajectory_digest"] and again["run_id"] == first["run_id"]
     lines = (Path(first["out"]) / "episodes.jsonl").read_text().splitlines()

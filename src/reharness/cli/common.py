@@ -8,7 +8,8 @@ Bad input never ends in a traceback. Two mechanisms, shared by every command:
   ``Invalid value for '--OPTION': … ; <fix>`` and exits 2.
 - **The error boundary** (:func:`friendly_errors`, around every command body): a :class:`ReharnessError`
   prints ``error: [code] message`` plus ``how to fix: hint``; an ``OSError`` that still escapes (a disk that
-  fills up, a file removed under our feet) prints the path and the system's reason. Both exit 2.
+  fills up, a file removed under our feet) prints the path and the system's reason; a corrupt SQLite index
+  says how to rebuild it. All exit 2.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 import os
+import sqlite3
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +52,14 @@ def friendly_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except ReharnessError as exc:
             _print_error(exc.code, exc.message, exc.hint)
+            raise typer.Exit(2) from None
+        except sqlite3.DatabaseError as exc:  # e.g. OUT/index.sqlite overwritten or truncated
+            _print_error(
+                "store_error",
+                f"a SQLite index could not be read: {exc}",
+                "index.sqlite is derived from the episodes.jsonl files: delete OUT/index.sqlite and rerun "
+                "the command to rebuild it",
+            )
             raise typer.Exit(2) from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""

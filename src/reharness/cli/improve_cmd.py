@@ -70,8 +70,8 @@ def _print_summary(result: Any) -> None:
     stdout.print(table)
     _print_heldout(result)
     if result.patch_path:
-        stdout.print(f"patch: {result.patch_path}", highlight=False)
-    stdout.print(f"report: {Path(result.config.out) / 'report.md'}", highlight=False)
+        stdout.print(f"patch: {result.patch_path}", highlight=False, soft_wrap=True)
+    stdout.print(f"report: {Path(result.config.out) / 'report.md'}", highlight=False, soft_wrap=True)
 
 
 def _print_heldout(result: Any) -> None:

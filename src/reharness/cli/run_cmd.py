@@ -173,4 +173,4 @@ def run(
         print(json.dumps(summary))
     else:
         for key, value in summary.items():
-            stdout.print(f"{key:>18}: {value}", highlight=False)
+            stdout.print(f"{key:>18}: {value}", highlight=False, soft_wrap=True)

@@ -99,7 +99,7 @@ def export(
         typer.Option(callback=output_dir, help="Destination folder (default: the run directory)."),
     ] = None,
 ) -> None:
-    """Export a run's episodes and steps to Parquet."""
+    """Export a run's episodes and steps to Parquet; print the two paths, one per line."""
     paths = export_parquet(run, dest)
     for p in paths:
-        stdout.print(str(p), highlight=False)
+        typer.echo(str(p))  # plain lines: rich would fold a long path at the console width

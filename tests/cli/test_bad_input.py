@@ -42,6 +42,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (root / "empty.json").write_text("")
     (root / "shop.json").write_text(json.dumps(SHOP_PATCH))
     (root / "ctx.json").write_text("{}")
+    (root / "list.json").write_text("[1, 2]")
+    (root / "syntax.yaml").write_text("step_limit: [\n")
+    (root / "field.yaml").write_text("step_limt: 3\n")
     result = CliRunner().invoke(
         app, ["run", "--env", "db", "--n", "2", "--out", str(root / "runs"), "--json"]
     )
@@ -90,6 +93,9 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("run", "--env", "db", "--harness", "{adir}"), ("'--harness'", "is a directory, not a file")),
     (("run", "--env", "db", "--harness", "{missing}"), ("'--harness'", "does not exist", "Pass an existing")),
     (("run", "--env", "db", "--harness", "{text}"), ("text.json must hold a mapping", "how to fix")),
+    (("run", "--env", "db", "--harness", "{syntax}"), ("syntax.yaml is not valid YAML", "fix the YAML")),
+    (("run", "--env", "db", "--harness", "{field}"), ("step_limt: Extra inputs are not", "how to fix")),
+    (("run", "--env", "db", "--data", "{list}"), ("list.json", "expected a JSON object", "DBBench entry")),
     (("run", "--env", "db", "--data", "{adir}"), ("'--data'", "is a directory, not a file")),
     (("run", "--env", "db", "--data", "{binary}"), ("binary.yaml", "must be UTF-8")),
     (("run", "--env", "db", "--patch", "{adir}"), ("'--patch'", "is a directory, not a file")),
@@ -143,6 +149,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
      ("--ctx file", "is not valid JSON", "pass a JSON object")),
     ((*TRY, "{ctx}", "--nb", "{binary}"),
      ("--nb file", "is not valid JSON")),
+    ((*TRY, "{list}"), ("--ctx and --nb must each hold a JSON object", "write an object")),
     (("patch", "try", "{shop}", "--hook", "bogus", "--ctx", "{ctx}"), ("unknown hook 'bogus'", "on_init")),
     ((*TRY, "{ctx}", "--isolation", "none"),
      ("'--isolation'", "'standard', 'strict'")),
@@ -163,6 +170,8 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("train", "engineer", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),
     (("train", "engineer", "--env", "db", "--k", "0"), ("'--k'", "greater than or equal to 2")),
     (("train", "engineer", "--env", "db", "--batch-size", "0"), ("'--batch-size'", "greater than or equal")),
+    (("train", "engineer", "--env", "db", "--base", "{adir}"), ("--base", "not a model dir", "omit --base")),
+    (("train", "engineer", "--env", "db", "--device", "tpu"), ("--device", "'cpu' or 'cuda'")),
     (("train", "engineer", "--env", "kitchen"), ("unknown environment 'kitchen'", "known:")),
     (("experiment", "r1", "--env", "bogus"), ("unknown environment 'bogus'", "known:")),
     (("experiment", "r1", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),

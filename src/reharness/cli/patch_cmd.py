@@ -104,7 +104,10 @@ def try_hook(
     ctx_data = _read_json(ctx, "--ctx")
     nb_data = _read_json(nb, "--nb") if nb else {}
     if not isinstance(ctx_data, dict) or not isinstance(nb_data, dict):
-        raise ConfigError("--ctx and --nb must each hold a JSON object")
+        raise ConfigError(
+            "--ctx and --nb must each hold a JSON object",
+            hint='write an object, e.g. {"step": 1, "observation": "..."} for --ctx and {} for --nb',
+        )
     result: dict[str, Any] = {"ok": False, "effect": None, "nb": nb_data, "error": None}
     worker = None
     try:

@@ -181,7 +181,11 @@ def engineer(
         raise ConfigError("--tensorboard needs the tensorboard package", hint="pip install tensorboard")
     stage_config: Any = None
     if stage == "sft":
+        from reharness.training.engineer_model import check_model_dir
         from reharness.training.sft import SFTStageConfig
+
+        if base is not None:  # before any batch is collected
+            check_model_dir(base, "--base", "pass a local Hugging Face model directory, or omit --base")
 
         stage_config = SFTStageConfig.build(
             data=str(out / "data"), out=str(out / "sft"), envs=envs, base=str(base) if base else None,

@@ -94,7 +94,7 @@ def test_db_tool_calling_harness(tmp_path: Path) -> None:
         (("run", "--env", "houshold", "--agent", "solver"), "did you mean 'household'"),
         (("run", "--env", "household", "--agent", "sovler"), "did you mean 'solver'"),
         (("run", "--env", "household", "--agent", "solver", "--split", "tset"), "did you mean 'test'"),
-        (("run", "--env", "shop", "--agent", "solver", "--data", "x.jsonl"), "--data loads real task files"),
+        (("run", "--env", "shop", "--agent", "solver", "--data", __file__), "--data loads real task files"),
         (("run", "--env", "household", "--agent", "gold", "--n", "1"), "gold agent needs"),
         (("run", "--env", "db", "--agent", "gold", "--data", "/nonexistent.jsonl"), "nonexistent"),
         (("show", "/nonexistent/run"), "not a run directory"),

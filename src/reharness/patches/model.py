@@ -34,6 +34,7 @@ import yaml
 from reharness.core.errors import did_you_mean
 from reharness.core.hashing import stable_hash
 from reharness.patches.documents import format_error, parse_json, parse_text, read_text
+from reharness.patches.errors import PatchFormatError
 from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
 
 SCHEMA_VERSION = "reharness-patch-v1"
@@ -320,13 +321,22 @@ def patch_from_text(text: str, *, source: str = "<string>") -> Patch:
 
 
 def load_patch(path: str | Path) -> Patch:
-    """Load a patch file of either schema: a ``.json`` file is parsed as JSON (so a file that is not JSON
-    says so), any other as JSON when it starts with ``{``, else YAML. An empty file is refused as such."""
+    """Load a patch file of either schema, JSON or YAML (detected from the content, not the suffix).
+
+    A ``.json`` file that is no patch object in either syntax gets the JSON parser's error (line and
+    column), since JSON is what its author meant to write; an empty file is refused as such."""
     source = str(path)
     text = read_text(path)
     if not text.strip():
         fix = f'write an object with "schema_version": "{SCHEMA_VERSION}" and hooks'
         raise format_error(source, None, "the file is empty", fix, "empty_document")
-    if Path(path).suffix.lower() == ".json":
-        return Patch.from_dict(parse_json(text, source), source=source)
-    return patch_from_text(text, source=source)
+    meant_json = Path(path).suffix.lower() == ".json"
+    try:
+        data = parse_text(text, source)
+    except PatchFormatError:
+        if meant_json:
+            parse_json(text, source)  # raises the JSON error
+        raise
+    if meant_json and not isinstance(data, Mapping):
+        parse_json(text, source)  # raises when the text is not JSON at all (YAML read it as a string)
+    return Patch.from_dict(data, source=source)

@@ -168,14 +168,16 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # train / experiment
     (("train", "engineer", "--env", "db", "--stage", "bogus"), ("unknown --stage 'bogus'", "data, sft")),
     (("train", "engineer", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),
-    (("train", "engineer", "--env", "db", "--k", "0"), ("'--k'", "greater than or equal to 2")),
-    (("train", "engineer", "--env", "db", "--batch-size", "0"), ("'--batch-size'", "greater than or equal")),
+    (("train", "engineer", "--env", "db", "--stage", "grpo", "--k", "1"), ("--k", "greater than or equal")),
+    (("train", "engineer", "--env", "db", "--batch-size", "0"), ("--batch-size", "greater than 0")),
+    (("train", "engineer", "--env", "db", "--steps", "0"), ("'--steps'", GE1)),  # `0 or 300` was 300
+    (("train", "engineer", "--env", "db", "--max-new-tokens", "0"), ("'--max-new-tokens'", GE1)),
     (("train", "engineer", "--env", "db", "--base", "{adir}"), ("--base", "not a model dir", "omit --base")),
     (("train", "engineer", "--env", "db", "--device", "tpu"), ("--device", "'cpu' or 'cuda'")),
     (("train", "engineer", "--env", "kitchen"), ("unknown environment 'kitchen'", "known:")),
     (("experiment", "r1", "--env", "bogus"), ("unknown environment 'bogus'", "known:")),
     (("experiment", "r1", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),
-    (("experiment", "r1", "--env", "db", "--k", "1"), ("--k", "greater than or equal to 2")),
+    (("experiment", "r1", "--env", "db", "--k", "1"), ("--k", "greater than or equal")),
 ]  # fmt: skip
 # The commands the cases cover: every command of `reharness --help` that takes input.
 COVERED = {" ".join(a[:2]) if a[0] in ("patch", "agent", "train", "experiment") else a[0] for a, _ in CASES}

@@ -123,28 +123,25 @@ def engineer(
     sft: Annotated[
         Path | None, typer.Option(help="GRPO: SFT engineer to start from (default OUT/sft).")
     ] = None,
-    k: Annotated[int, typer.Option("--k", min=2, help="GRPO: completions per packet.")] = 8,
+    k: Annotated[int, typer.Option("--k", help="GRPO: completions per packet.")] = 8,
     steps: Annotated[
         int | None, typer.Option(min=1, help="Optimizer steps (default: sft 300, grpo 20).")
     ] = None,
-    batches: Annotated[int, typer.Option(min=1, help="Train batches (packets) per environment.")] = 16,
-    valid_batches: Annotated[int, typer.Option(min=0, help="Valid-split batches per environment.")] = 4,
-    batch_size: Annotated[int, typer.Option(min=1, help="Tasks per batch.")] = 10,
-    teacher_k: Annotated[int, typer.Option(min=1, help="Teacher proposals per packet.")] = 4,
-    max_steps: Annotated[
-        int | None, typer.Option(min=1, help="Target step limit (default: the env's).")
-    ] = None,
-    packets_per_step: Annotated[int, typer.Option(min=1, help="GRPO: packets per optimizer step.")] = 1,
+    batches: Annotated[int, typer.Option(help="Train batches (packets) per environment.")] = 16,
+    valid_batches: Annotated[int, typer.Option(help="Valid-split batches per environment.")] = 4,
+    batch_size: Annotated[int, typer.Option(help="Tasks per batch.")] = 10,
+    teacher_k: Annotated[int, typer.Option(help="Teacher proposals per packet.")] = 4,
+    max_steps: Annotated[int | None, typer.Option(help="Target step limit (default: the env's).")] = None,
+    packets_per_step: Annotated[int, typer.Option(help="GRPO: packets per optimizer step.")] = 1,
     learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
-    max_prompt_chars: Annotated[int, typer.Option(min=1, help="Compact prompt budget (characters).")] = 1500,
+    max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
     max_new_tokens: Annotated[
-        int | None, typer.Option(help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's).")
+        int | None,
+        typer.Option(min=1, help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's)."),
     ] = None,
-    save_steps: Annotated[int, typer.Option(min=1, help="GRPO: checkpoint every N steps.")] = 10,
+    save_steps: Annotated[int, typer.Option(help="GRPO: checkpoint every N steps.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed (tasks, teacher, training).")] = 0,
-    concurrency: Annotated[
-        int, typer.Option(min=1, max=256, help="Episodes run concurrently per batch.")
-    ] = 8,
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently per batch.")] = 8,
     tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Log curves to TensorBoard.")] = False,
     device: Annotated[str, typer.Option(help="cpu, or cuda (GPUs through accelerate).")] = "cpu",
     bf16: Annotated[bool, typer.Option("--bf16", help="bfloat16 training (cuda only).")] = False,

@@ -73,7 +73,7 @@ def test_gold_agent_on_real_dev_file(tmp_path: Path) -> None:
     result = run_json(
         "--env", "db", "--agent", "gold", "--data", str(DBBENCH / "dev.jsonl"), "--out", str(tmp_path)
     )
-    assert result["n"] == 60 and result["success_rate"] >= 0.95
+    assert result["n"] == 60 and result["success_rate"] == 1.0  # every reference solution passes its checker
 
 
 def test_db_tool_calling_harness(tmp_path: Path) -> None:

@@ -174,8 +174,13 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("train", "engineer", "--env", "db", "--max-new-tokens", "0"), ("'--max-new-tokens'", GE1)),
     (("train", "engineer", "--env", "db", "--base", "{adir}"), ("--base", "not a model dir", "omit --base")),
     (("train", "engineer", "--env", "db", "--device", "tpu"), ("--device", "'cpu' or 'cuda'")),
+    (("train", "engineer", "--env", "db", "--teacher", "llm:nope"), ("engineer 'llm:nope'", "PREFIX:TARGET")),
+    (("train", "engineer", "--env", "all", "--agent", "tiny:{{env}}_S"), ("'household_S' is malformed",)),
+    (("train", "engineer", "--env", "db", "--agent", "bogus"), ("unknown agent 'bogus'", "solver")),
     (("train", "engineer", "--env", "kitchen"), ("unknown environment 'kitchen'", "known:")),
     (("experiment", "r1", "--env", "bogus"), ("unknown environment 'bogus'", "known:")),
+    (("experiment", "r1", "--env", "db", "--agent", "sovler"), ("unknown agent 'sovler'", "mean 'solver'")),
+    (("experiment", "r1", "--env", "db", "--agent", "random", "--transfer-agent", "nope"), ("agent 'nope'",)),
     (("experiment", "r1", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),
     (("experiment", "r1", "--env", "db", "--k", "1"), ("--k", "greater than or equal")),
 ]  # fmt: skip

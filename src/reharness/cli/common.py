@@ -19,7 +19,7 @@ import functools
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -80,6 +80,19 @@ def build_options(model: type[M], command: str, **values: Any) -> M:
         return model(**values)
     except ValidationError as exc:
         raise options_error(exc, command) from None
+
+
+def check_specs(envs: list[str], agents: Sequence[str] = (), engineers: Sequence[str] = ()) -> None:
+    """Check agent specs (``{env}`` replaced by each of ``envs``) and engineer specs without loading any
+    model, so that a command with a bad one fails before it creates any file or runs any episode."""
+    from reharness.engineer.base import check_engineer_spec
+    from reharness.runtime.agents import check_agent_spec
+
+    for spec in agents:
+        for env in envs:
+            check_agent_spec(spec.replace("{env}", env))
+    for spec in engineers:
+        check_engineer_spec(spec)
 
 
 class Isolation(enum.StrEnum):

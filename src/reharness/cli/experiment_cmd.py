@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, output_dir, stdout
+from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
 
@@ -64,8 +64,10 @@ def r1(
     from reharness.cli.train_cmd import progress_display, resolve_envs, step_reporter
     from reharness.experiments.r1 import R1Config, run_r1
 
+    envs = resolve_envs(env)
+    check_specs(envs, agents=[agent, *([transfer_agent] if transfer_agent else [])])  # before any work
     config = R1Config.build(
-        envs=resolve_envs(env), agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
+        envs=envs, agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
         grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step, transfer_agent=transfer_agent,

@@ -19,7 +19,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, output_dir, stderr, stdout
+from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
 from reharness.core.errors import ConfigError
 
 train_app = typer.Typer(help="Train harness engineers (Harness-R1: cold-start SFT, then GRPO).")
@@ -161,6 +161,7 @@ def engineer(
     if size not in ("S", "micro"):
         raise ConfigError(f"unknown --size {size!r}", hint="use S or micro")
     envs = resolve_envs(env)
+    check_specs(envs, agents=[agent], engineers=[teacher])  # before any file is written
     data_config = DataConfig.build(
         envs=envs,
         agent=agent,

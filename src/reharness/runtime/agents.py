@@ -136,7 +136,24 @@ def make_agent(spec: str, **backend_options: Any) -> Agent:
         from reharness.models.registry import make_backend
 
         return make_backend(spec, **backend_options)
-    raise UnknownNameError(
+    raise _unknown_agent(spec)
+
+
+def check_agent_spec(spec: str) -> None:
+    """Raise the error :func:`make_agent` would raise for a malformed ``spec``, without building or loading
+    anything (commands call it before they create any file)."""
+    if spec in SCRIPTED_AGENTS:
+        return
+    if ":" in spec:
+        from reharness.models.registry import check_spec
+
+        check_spec(spec)
+        return
+    raise _unknown_agent(spec)
+
+
+def _unknown_agent(spec: str) -> UnknownNameError:
+    return UnknownNameError(
         f"unknown agent {spec!r}",
         hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
         + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME",

@@ -68,7 +68,7 @@ def test_run_json_contract_and_digest(env: str, tmp_path: Path) -> None:
 def test_random_agent_and_resume_by_rerun(tmp_path: Path) -> None:
     args = ("--env", "household", "--agent", "random", "--n", "6", "--out", str(tmp_path))
     first = run_json(*args)
-    assert first["success_rate"] <= 0.5
+    assert first["success_rate"] == 0.0 and first["mean_steps"] == 50.0  # seeded: every walk hits the limit
     again = run_json(*args)
     assert again["trajectory_digest"] == first["trajectory_digest"] and again["run_id"] == first["run_id"]
     lines = (Path(first["out"]) / "episodes.jsonl").read_text().splitlines()
@@ -80,7 +80,7 @@ def test_gold_agent_on_real_dev_file(tmp_path: Path) -> None:
     result = run_json(
         "--env", "db", "--agent", "gold", "--data", str(DBBENCH / "dev.jsonl"), "--out", str(tmp_path)
     )
-    assert result["n"] == 60 and result["success_rate"] >= 0.95
+    assert result["n"] == 60 and result["success_rate"] == 1.0  # every reference solution passes its checker
 
 
 def test_db_tool_calling_harness(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_db_tool_calling_harness(tmp_path: Path) -> None:
         (("run", "--env", "houshold", "--agent", "solver"), "did you mean 'household'"),
         (("run", "--env", "household", "--agent", "sovler"), "did you mean 'solver'"),
         (("run", "--env", "household", "--agent", "solver", "--split", "tset"), "did you mean 'test'"),
-        (("run", "--env", "shop", "--agent", "solver", "--data", "x.jsonl"), "--data loads real task files"),
+        (("run", "--env", "shop", "--agent", "solver", "--data", __file__), "--data loads real task files"),
         (("run", "--env", "household", "--agent", "gold", "--n", "1"), "gold agent needs"),
         (("run", "--env", "db", "--agent", "gold", "--data", "/nonexistent.jsonl"), "nonexistent"),
         (("show", "/nonexistent/run"), "not a run directory"),

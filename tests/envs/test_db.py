@@ -116,13 +116,13 @@ def test_perturbed_expert_still_succeeds(test_env: DBEnv) -> None:
         return test_env.random_action(rng) if rng.random() < 0.15 else test_env.expert_action()
 
     wins = sum(run(test_env, policy, i)["success"] for i in range(200))
-    assert wins >= 170
+    assert wins == 185  # seeded: the exact figure, so a drop of one recovery is noticed
 
 
 def test_random_agent_rarely_succeeds(test_env: DBEnv) -> None:
     rng = random.Random(11)
-    wins = sum(run(test_env, lambda: test_env.random_action(rng), i)["success"] for i in range(200))
-    assert wins < 20
+    wins = [i for i in range(200) if run(test_env, lambda: test_env.random_action(rng), i)["success"]]
+    assert wins == []  # seeded: not one of the 200 tasks falls to random SQL
 
 
 def test_expert_recovers_a_damaged_table(test_env: DBEnv) -> None:

@@ -89,7 +89,7 @@ def test_splits_are_disjoint() -> None:
     assert not hashes["train"] & hashes["valid"]
     assert not hashes["train"] & hashes["test"]
     assert not hashes["valid"] & hashes["test"]
-    assert all(len(h) >= 295 for h in hashes.values())
+    assert all(len(h) == 300 for h in hashes.values())  # no two of the 300 tasks of a split coincide
 
 
 def test_tasks_cover_all_types_and_need_exploration() -> None:
@@ -107,7 +107,7 @@ def test_tasks_cover_all_types_and_need_exploration() -> None:
         in_closed += sum(kind_of(loc) in OPENABLE for loc in targets)
         if goal["destination"] is not None:  # the goal never holds at the start
             assert all(kind_of(loc) != goal["destination"] for loc in targets)
-    assert in_closed / total > 0.4
+    assert (in_closed, total) == (388, 621)  # seeded: 62% of the targets start in closed containers
 
 
 def test_instructions_follow_alfworld_phrasing() -> None:
@@ -438,7 +438,7 @@ def test_expert_recovers_from_random_perturbations() -> None:
     env = HouseholdEnv(split="test")
     rng = random.Random(7)
     wins = sum(_play(env, i, rng, p_random=0.15) for i in range(200))
-    assert wins >= 190
+    assert wins == 200  # seeded: the expert recovers from every perturbation
 
 
 def test_expert_recovers_from_a_wrong_held_object() -> None:
@@ -458,8 +458,8 @@ def test_expert_recovers_from_a_wrong_held_object() -> None:
 def test_random_agent_rarely_succeeds() -> None:
     env = HouseholdEnv(split="test")
     rng = random.Random(0)
-    wins = sum(_play(env, i, rng, p_random=1.0) for i in range(200))
-    assert wins < 20
+    wins = [i for i in range(200) if _play(env, i, rng, p_random=1.0)]
+    assert wins == []  # seeded: no random walk finishes a task
 
 
 def test_episode_is_independent_of_hash_seed() -> None:

@@ -152,13 +152,13 @@ def test_expert_solves_all_test_tasks_within_the_round_limit(env: ShopEnv) -> No
 def test_expert_recovers_from_random_perturbations(env: ShopEnv) -> None:
     rng = random.Random(7)
     successes = sum(run_episode(env, i, rng, p_random=0.15)["success"] for i in range(N_TASKS))
-    assert successes >= 0.85 * N_TASKS
+    assert successes == 194  # seeded: the exact figure, so a drop of one recovery is noticed
 
 
 def test_random_agent_rarely_succeeds(env: ShopEnv) -> None:
     rng = random.Random(3)
-    successes = sum(run_episode(env, i, rng, p_random=1.0)["success"] for i in range(N_TASKS))
-    assert successes < 0.10 * N_TASKS
+    successes = [i for i in range(N_TASKS) if run_episode(env, i, rng, p_random=1.0)["success"]]
+    assert successes == [12, 36, 50]  # seeded: these three tasks and no others
 
 
 def test_random_action_is_well_formed(env: ShopEnv) -> None:

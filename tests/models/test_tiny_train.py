@@ -105,9 +105,9 @@ def test_repeated_perturbations_show_the_way_out_of_a_loop() -> None:
     assert [d.messages for d in plain] == [d.messages for d in default]
     long_runs = [run for demo in looped for run in _assistant_runs(demo) if run[1] >= 2]
     plain_runs = [run for demo in plain for run in _assistant_runs(demo) if run[1] >= 2]
-    assert len(long_runs) >= 5 and len(long_runs) > 3 * len(plain_runs)
-    # a run ends in the expert's supervised way out (or, rarely, in a fresh perturbation)
-    assert sum(after for _, _, after in long_runs) >= 0.7 * len(long_runs)
+    assert len(long_runs) == 25 and len(plain_runs) == 0  # seeded: exact counts
+    # a run ends in the expert's supervised way out (or, rarely, in a fresh perturbation): 23 of the 25
+    assert sum(after for _, _, after in long_runs) == 23
     assert all(d.success for d in looped)  # the expert still finishes every task
 
 

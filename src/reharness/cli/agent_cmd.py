@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.common import friendly_errors, output_dir, positive, stderr, stdout
 
 agent_app = typer.Typer(
     help="Built-in tiny target agents: small LMs trained from scratch on solver demonstrations.",
@@ -25,13 +25,20 @@ agent_app = typer.Typer(
 def train(
     env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
     size: Annotated[str, typer.Option(help="Model size: S or M (micro: a seconds-long test model).")] = "S",
-    steps: Annotated[int | None, typer.Option(help="Optimizer steps (default: the recipe's).")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Episodes per step (default: the recipe's).")] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps (default: the recipe's).")] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(min=1, help="Episodes per step (default: the recipe's).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of demonstrations, initialisation and data order.")] = 0,
     out: Annotated[
-        Path | None, typer.Option(help="Output model directory (default: the cache dir of ENV-SIZE).")
+        Path | None,
+        typer.Option(
+            callback=output_dir, help="Output model directory (default: the cache dir of ENV-SIZE)."
+        ),
     ] = None,
-    threads: Annotated[int | None, typer.Option(help="torch CPU threads (default: torch's choice).")] = None,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="torch CPU threads (default: torch's choice).")
+    ] = None,
     init: Annotated[
         str | None,
         typer.Option(
@@ -39,13 +46,17 @@ def train(
             "scratch: its tokenizer and weights are kept, the copy warm-up is skipped."
         ),
     ] = None,
-    learning_rate: Annotated[float | None, typer.Option(help="Peak learning rate.")] = None,
+    learning_rate: Annotated[
+        float | None, typer.Option(callback=positive, help="Peak learning rate.")
+    ] = None,
     perturb_prob: Annotated[
-        float | None, typer.Option(help="Share of demo turns that are perturbed.")
+        float | None, typer.Option(min=0.0, max=1.0, help="Share of demo turns that are perturbed.")
     ] = None,
     near_miss: Annotated[
         float | None,
-        typer.Option(help="Share of perturbations that are near misses of the expert's SQL (db)."),
+        typer.Option(
+            min=0.0, max=1.0, help="Share of perturbations that are near misses of the expert's SQL (db)."
+        ),
     ] = None,
     observed_notes: Annotated[
         bool,
@@ -170,10 +181,10 @@ def list_agents(
 def eval_agent(
     agent: Annotated[str, typer.Option(help="A tiny agent name (household-S) or a model directory.")],
     env: Annotated[str | None, typer.Option(help="Environment (default: the tiny agent's).")] = None,
-    n: Annotated[int, typer.Option(help="Episodes.")] = 100,
+    n: Annotated[int, typer.Option(min=1, help="Episodes.")] = 100,
     seed: Annotated[int, typer.Option(help="Run seed (task choice and episode seeds).")] = 0,
     split: Annotated[str, typer.Option(help="Task split.")] = "test",
-    max_new_tokens: Annotated[int, typer.Option(help="Reply token budget.")] = 128,
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Reply token budget.")] = 128,
     no_train: Annotated[
         bool, typer.Option("--no-train", help="Fail instead of training a missing agent.")
     ] = False,
@@ -185,6 +196,11 @@ def eval_agent(
     from reharness.models.tiny.registry import parse_name, resolve_tiny
 
     path = Path(agent)
+    if "/" in agent and not path.is_dir():
+        raise ConfigError(
+            f"--agent {agent}: {'not a directory' if path.exists() else 'no such directory'}",
+            hint="pass a tiny agent name (household-S) or a model directory (reharness agent train --out)",
+        )
     if path.is_dir():
         if env is None:
             raise ConfigError("--env is required when --agent is a directory", hint="pass --env household")

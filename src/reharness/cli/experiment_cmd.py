@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, stdout
+from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
 
@@ -22,7 +22,9 @@ experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' t
 @friendly_errors
 def r1(
     env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
-    out: Annotated[Path, typer.Option(help="Output directory (train/, runs/, report.md).")] = Path("r1"),
+    out: Annotated[
+        Path, typer.Option(callback=output_dir, help="Output directory (train/, runs/, report.md).")
+    ] = Path("r1"),
     agent: Annotated[str, typer.Option(help="Frozen target; {env} is replaced per environment.")] = (
         "tiny:{env}-S"
     ),
@@ -62,8 +64,10 @@ def r1(
     from reharness.cli.train_cmd import progress_display, resolve_envs, step_reporter
     from reharness.experiments.r1 import R1Config, run_r1
 
+    envs = resolve_envs(env)
+    check_specs(envs, agents=[agent, *([transfer_agent] if transfer_agent else [])])  # before any work
     config = R1Config.build(
-        envs=resolve_envs(env), agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
+        envs=envs, agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
         grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step, transfer_agent=transfer_agent,

@@ -16,7 +16,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.common import friendly_errors, output_dir, stderr, stdout
 
 DEMO_AGENT = "tiny:household-S"
 
@@ -70,8 +70,8 @@ def _print_summary(result: Any) -> None:
     stdout.print(table)
     _print_heldout(result)
     if result.patch_path:
-        stdout.print(f"patch: {result.patch_path}", highlight=False)
-    stdout.print(f"report: {Path(result.config.out) / 'report.md'}", highlight=False)
+        stdout.print(f"patch: {result.patch_path}", highlight=False, soft_wrap=True)
+    stdout.print(f"report: {Path(result.config.out) / 'report.md'}", highlight=False, soft_wrap=True)
 
 
 def _print_heldout(result: Any) -> None:
@@ -109,7 +109,8 @@ def improve(
     eval_n: Annotated[int, typer.Option(help="Held-out tasks.")] = 200,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     out: Annotated[
-        Path, typer.Option(help="Output directory (patch, candidate table, report, runs).")
+        Path,
+        typer.Option(callback=output_dir, help="Output directory (patch, candidate table, report, runs)."),
     ] = Path("improve"),
     max_steps: Annotated[
         int | None, typer.Option(help="Step limit per episode (default: the environment's).")
@@ -166,7 +167,9 @@ def _note_errors(result: Any, retry_flag: bool) -> None:
 
 @friendly_errors
 def demo(
-    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("reharness-demo"),
+    out: Annotated[Path, typer.Option(callback=output_dir, help="Output directory.")] = Path(
+        "reharness-demo"
+    ),
     batch_size: Annotated[int, typer.Option(help="Train tasks in the batch.")] = 20,
     k: Annotated[int, typer.Option("--k", help="Candidate patches.")] = 4,
     eval_n: Annotated[int, typer.Option(help="Held-out test tasks.")] = 100,

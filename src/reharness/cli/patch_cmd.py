@@ -14,7 +14,7 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from reharness.cli.common import friendly_errors, stdout
+from reharness.cli.common import Isolation, friendly_errors, input_file, positive, stdout
 from reharness.core.errors import ConfigError
 
 patch_app = typer.Typer(help="Validate patches and run their hooks in the sandbox.", no_args_is_help=True)
@@ -56,10 +56,13 @@ def check(
         stdout.print(
             f"{file}: {'valid' if result['valid'] else 'INVALID'}; hooks: {', '.join(hooks) or '-'}",
             highlight=False,
+            markup=False,
         )
         for err in errors:
             stdout.print(
-                f"  {err.hook or 'patch'}:{err.line}:{err.col} [{err.rule}] {err.message}", highlight=False
+                f"  {err.hook or 'patch'}:{err.line}:{err.col} [{err.rule}] {err.message}",
+                highlight=False,
+                markup=False,
             )
     raise typer.Exit(0 if result["valid"] else 1)
 
@@ -73,13 +76,21 @@ def _error_dict(err: Any) -> dict[str, Any]:
 def try_hook(
     file: Annotated[Path, typer.Argument(help="The patch file.")],
     hook: Annotated[str, typer.Option(help="Hook to call (reharness or Harness-R1 name).")],
-    ctx: Annotated[Path, typer.Option(help="JSON file with the ctx object passed to the hook.")],
-    nb: Annotated[Path | None, typer.Option(help="JSON file with the notebook (default: {}).")] = None,
+    ctx: Annotated[
+        Path, typer.Option(callback=input_file, help="JSON file with the ctx object passed to the hook.")
+    ],
+    nb: Annotated[
+        Path | None, typer.Option(callback=input_file, help="JSON file with the notebook (default: {}).")
+    ] = None,
     isolation: Annotated[
-        str, typer.Option(help="standard (best effort) or strict (refuse without seccomp and Landlock).")
-    ] = "standard",
+        Isolation,
+        typer.Option(help="standard (best effort) or strict (refuse without seccomp and Landlock)."),
+    ] = Isolation.standard,
     no_static_check: Annotated[bool, typer.Option("--no-static-check", help="Skip L1 validation.")] = False,
-    timeout: Annotated[float, typer.Option(help="Wall-clock deadline of the call in seconds.")] = 0.5,
+    timeout: Annotated[
+        float,
+        typer.Option(callback=positive, max=600.0, help="Wall-clock deadline of the call in seconds."),
+    ] = 0.5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Run one hook call of a patch in the sandbox and print its effect, notebook and error."""
@@ -89,13 +100,14 @@ def try_hook(
     from reharness.patches.validate import validate_patch
     from reharness.runtime.effects import EffectError, canonical_hook_point, parse_effect
 
-    if isolation not in ("standard", "strict"):
-        raise ConfigError(f"--isolation must be standard or strict, not {isolation!r}")
     point = canonical_hook_point(hook)
     ctx_data = _read_json(ctx, "--ctx")
     nb_data = _read_json(nb, "--nb") if nb else {}
     if not isinstance(ctx_data, dict) or not isinstance(nb_data, dict):
-        raise ConfigError("--ctx and --nb must each hold a JSON object")
+        raise ConfigError(
+            "--ctx and --nb must each hold a JSON object",
+            hint='write an object, e.g. {"step": 1, "observation": "..."} for --ctx and {} for --nb',
+        )
     result: dict[str, Any] = {"ok": False, "effect": None, "nb": nb_data, "error": None}
     worker = None
     try:
@@ -113,7 +125,7 @@ def try_hook(
             }
         else:
             worker = HookWorker(
-                dict(patch.hooks), SandboxLimits(isolation=cast(Any, isolation), call_timeout_s=timeout)
+                dict(patch.hooks), SandboxLimits(isolation=cast(Any, isolation.value), call_timeout_s=timeout)
             )
             call = worker.call(point, ctx_data, nb_data)
             result["nb"] = call.nb

@@ -15,7 +15,15 @@ from typing import Annotated, Any, cast
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.common import (
+    Isolation,
+    build_options,
+    friendly_errors,
+    input_file,
+    output_dir,
+    stderr,
+    stdout,
+)
 from reharness.cli.infra import NO_VALID_REPLY_EXIT, first_error, no_valid_reply, note_errors
 from reharness.core.secrets import redact
 from reharness.envs.registry import resolve_env_name
@@ -25,8 +33,11 @@ from reharness.runtime.executor import BatchResult, RunSpec, run_batch
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
 
 
-def load_patch_overlays(paths: list[Path], isolation: str, concurrency: int) -> list[Any]:
-    """Load, validate and wrap patches as sandboxed overlays (clear error listing every problem)."""
+def load_patch_overlays(
+    paths: list[Path], isolation: str, concurrency: int, env: str | None = None
+) -> list[Any]:
+    """Load, validate and wrap patches as sandboxed overlays (clear error listing every problem); a patch
+    written for another environment than ``env`` is refused."""
     if not paths:
         return []
     from reharness.core.errors import ConfigError
@@ -40,6 +51,11 @@ def load_patch_overlays(paths: list[Path], isolation: str, concurrency: int) -> 
     overlays = []
     for path in paths:
         patch = load_patch(path)
+        if env is not None and patch.env is not None and patch.env != env:
+            raise ConfigError(
+                f"--patch {path} is a patch for env {patch.env!r}, but the run is for {env!r}",
+                hint=f"use --env {patch.env}, or a patch for {env} (its env field {env!r} or absent)",
+            )
         errors = validate_patch(patch)
         if errors:
             listing = "; ".join(
@@ -64,23 +80,27 @@ def run(
     ] = "solver",
     split: Annotated[str, typer.Option(help="Task split: train, valid or test.")] = "test",
     n: Annotated[
-        int | None, typer.Option(help="Number of episodes (default: 50, or all tasks of --data).")
+        int | None, typer.Option(min=1, help="Number of episodes (default: 50, or all tasks of --data).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Run seed: chooses the tasks and seeds every episode.")] = 0,
     data: Annotated[
-        Path | None, typer.Option(help="Real task file (db: an AgentBench DBBench .jsonl).")
+        Path | None,
+        typer.Option(callback=input_file, help="Real task file (db: an AgentBench DBBench .jsonl)."),
     ] = None,
     harness: Annotated[
-        Path | None, typer.Option(help="Harness YAML (fields override the env's base).")
+        Path | None, typer.Option(callback=input_file, help="Harness YAML (fields override the env's base).")
     ] = None,
     patch: Annotated[
-        list[Path] | None, typer.Option(help="Patch file installed as an overlay (repeatable, in order).")
+        list[Path] | None,
+        typer.Option(callback=input_file, help="Patch file installed as an overlay (repeatable, in order)."),
     ] = None,
-    isolation: Annotated[str, typer.Option(help="Sandbox for patch code: standard or strict.")] = "standard",
-    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 8,
-    out: Annotated[Path, typer.Option(help="Root directory of runs (the run goes in OUT/RUN_ID).")] = Path(
-        "runs"
-    ),
+    isolation: Annotated[
+        Isolation, typer.Option(help="Sandbox for patch code: standard or strict.")
+    ] = Isolation.standard,
+    concurrency: Annotated[int, typer.Option(min=1, max=1024, help="Episodes run concurrently.")] = 8,
+    out: Annotated[
+        Path, typer.Option(callback=output_dir, help="Root directory of runs (the run goes in OUT/RUN_ID).")
+    ] = Path("runs"),
     overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
     retry_errors: Annotated[
         bool,
@@ -104,7 +124,9 @@ def run(
     """
     env_name = resolve_env_name(env).name
     config = load_harness_config(harness, env_name) if harness else base_harness_config(env_name)
-    spec = RunSpec(
+    spec = build_options(
+        RunSpec,
+        "reharness run",
         env=env_name,
         agent=agent,
         split=split,
@@ -113,8 +135,8 @@ def run(
         data=str(data) if data else None,
         concurrency=concurrency,
     )
+    overlays = load_patch_overlays(patch or [], isolation.value, concurrency, env_name)  # before any model
     policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
-    overlays = load_patch_overlays(patch or [], isolation, concurrency)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -179,7 +201,7 @@ def run(
         print(redact(json.dumps(summary)))
     else:
         for key, value in summary.items():
-            stdout.print(f"{key:>18}: {redact(str(value))}", highlight=False)
+            stdout.print(f"{key:>18}: {redact(str(value))}", highlight=False, soft_wrap=True)
     example = first_error(result.episodes)
     note_errors(
         errors["policy"], errors["env"], retried=result.retried, retry_flag=retry_errors, example=example

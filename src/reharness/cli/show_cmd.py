@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, stdout
+from reharness.cli.common import friendly_errors, output_dir, run_dir, stdout
 from reharness.failures.detectors import detect
 from reharness.store.parquet import export_parquet
 from reharness.store.records import infrastructure_error
@@ -18,12 +18,19 @@ from reharness.store.run_store import open_run_dir
 
 @friendly_errors
 def show(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory (OUT/RUN_ID) written by `reharness run`.")],
-    episodes: Annotated[int, typer.Option(help="Also list the first N episodes.")] = 0,
+    run: Annotated[
+        Path,
+        typer.Argument(
+            callback=run_dir,
+            metavar="RUN_DIR",
+            help="A run directory (OUT/RUN_ID) written by `reharness run`.",
+        ),
+    ],
+    episodes: Annotated[int, typer.Option(min=0, help="Also list the first N episodes.")] = 0,
 ) -> None:
     """Print a summary table of a run: success, score and steps by task type, terminations, flags and
     failure codes (recomputed from the trajectories, so older runs show them too)."""
-    store = open_run_dir(run_dir)
+    store = open_run_dir(run)
     meta = store.read_meta()
     eps = store.episodes()
     stdout.print(
@@ -103,12 +110,13 @@ def show(
 
 @friendly_errors
 def export(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    run: Annotated[Path, typer.Argument(callback=run_dir, metavar="RUN_DIR", help="A run directory.")],
     dest: Annotated[
-        Path | None, typer.Option(help="Destination folder (default: the run directory).")
+        Path | None,
+        typer.Option(callback=output_dir, help="Destination folder (default: the run directory)."),
     ] = None,
 ) -> None:
-    """Export a run's episodes and steps to Parquet."""
-    paths = export_parquet(run_dir, dest)
+    """Export a run's episodes and steps to Parquet; print the two paths, one per line."""
+    paths = export_parquet(run, dest)
     for p in paths:
-        stdout.print(str(p), highlight=False)
+        typer.echo(str(p))  # plain lines: rich would fold a long path at the console width

@@ -19,7 +19,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
 from reharness.core.errors import ConfigError
 
 train_app = typer.Typer(help="Train harness engineers (Harness-R1: cold-start SFT, then GRPO).")
@@ -109,9 +109,9 @@ def step_reporter(progress: Progress) -> Any:
 def engineer(
     env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
     stage: Annotated[str, typer.Option(help="data (collect only), sft or grpo.")] = "sft",
-    out: Annotated[Path, typer.Option(help="Output directory (data/, sft/, grpo/ inside).")] = Path(
-        "engineer"
-    ),
+    out: Annotated[
+        Path, typer.Option(callback=output_dir, help="Output directory (data/, sft/, grpo/ inside).")
+    ] = Path("engineer"),
     agent: Annotated[
         str, typer.Option(help="Frozen target agent spec; {env} is replaced per environment.")
     ] = "tiny:{env}-S",
@@ -124,7 +124,9 @@ def engineer(
         Path | None, typer.Option(help="GRPO: SFT engineer to start from (default OUT/sft).")
     ] = None,
     k: Annotated[int, typer.Option("--k", help="GRPO: completions per packet.")] = 8,
-    steps: Annotated[int | None, typer.Option(help="Optimizer steps (default: sft 300, grpo 20).")] = None,
+    steps: Annotated[
+        int | None, typer.Option(min=1, help="Optimizer steps (default: sft 300, grpo 20).")
+    ] = None,
     batches: Annotated[int, typer.Option(help="Train batches (packets) per environment.")] = 16,
     valid_batches: Annotated[int, typer.Option(help="Valid-split batches per environment.")] = 4,
     batch_size: Annotated[int, typer.Option(help="Tasks per batch.")] = 10,
@@ -134,7 +136,8 @@ def engineer(
     learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
     max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
     max_new_tokens: Annotated[
-        int | None, typer.Option(help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's).")
+        int | None,
+        typer.Option(min=1, help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's)."),
     ] = None,
     save_steps: Annotated[int, typer.Option(help="GRPO: checkpoint every N steps.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed (tasks, teacher, training).")] = 0,
@@ -158,6 +161,7 @@ def engineer(
     if size not in ("S", "micro"):
         raise ConfigError(f"unknown --size {size!r}", hint="use S or micro")
     envs = resolve_envs(env)
+    check_specs(envs, agents=[agent], engineers=[teacher])  # before any file is written
     data_config = DataConfig.build(
         envs=envs,
         agent=agent,
@@ -175,7 +179,11 @@ def engineer(
         raise ConfigError("--tensorboard needs the tensorboard package", hint="pip install tensorboard")
     stage_config: Any = None
     if stage == "sft":
+        from reharness.training.engineer_model import check_model_dir
         from reharness.training.sft import SFTStageConfig
+
+        if base is not None:  # before any batch is collected
+            check_model_dir(base, "--base", "pass a local Hugging Face model directory, or omit --base")
 
         stage_config = SFTStageConfig.build(
             data=str(out / "data"), out=str(out / "sft"), envs=envs, base=str(base) if base else None,

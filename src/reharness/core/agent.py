@@ -22,6 +22,10 @@ class Agent(ABC):
         """Return the agent that plays one episode (scripted agents bind to ``env`` here)."""
         return self
 
+    def check_env(self, env: Any) -> None:  # noqa: B027 - optional
+        """Raise a clear error when this agent cannot play ``env`` at all; called once per batch before
+        anything is written, so an incompatible agent leaves no run directory or index row behind."""
+
     @abstractmethod
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Answer one chat request."""

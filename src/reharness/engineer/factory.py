@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.core.errors import ReharnessError, UnknownNameError, did_you_mean
 from reharness.engineer.base import Engineer
 
 
@@ -17,21 +17,39 @@ def make_engineer(spec: str, **options: Any) -> Engineer:
     """The engineer named by ``spec``: ``operators``, ``self-refine`` or ``llm:BACKEND_SPEC``
     (``llm:openai:MODEL@URL``, ``llm:tiny:NAME``, ``llm:hf:PATH``; ``hf:PATH`` is short for ``llm:hf:PATH``,
     e.g. an engineer trained by ``reharness train engineer``); ``options`` go to its constructor."""
+    kind, backend = check_engineer_spec(spec)
+    if kind == "operators":
+        from reharness.engineer.operators import OperatorEngineer
+
+        return OperatorEngineer(**options)
+    if kind == "self-refine":
+        from reharness.engineer.self_refine import SelfRefineEngineer
+
+        return SelfRefineEngineer(**options)
+    from reharness.engineer.llm import LLMEngineer
+
+    return LLMEngineer(backend, **options)
+
+
+def check_engineer_spec(spec: str) -> tuple[str, str]:
+    """``(kind, backend spec)`` of an engineer spec (kind ``operators``, ``self-refine`` or ``llm``), or the
+    error :func:`make_engineer` would raise — without building or loading anything, so that a bad spec
+    fails before any baseline runs or any file is written."""
     name = spec.strip()
     if name.startswith("hf:") and name[3:].strip():
         name = "llm:" + name
     if name == "operators":
-        from reharness.engineer.operators import OperatorEngineer
-
-        return OperatorEngineer(**options)
+        return "operators", ""
     if name in ("self-refine", "self_refine", "selfrefine"):
-        from reharness.engineer.self_refine import SelfRefineEngineer
-
-        return SelfRefineEngineer(**options)
+        return "self-refine", ""
     if name.startswith("llm:") and name[4:].strip():
-        from reharness.engineer.llm import LLMEngineer
+        from reharness.models.registry import check_spec
 
-        return LLMEngineer(name[4:].strip(), **options)
+        try:
+            check_spec(name[4:].strip())
+        except ReharnessError as exc:
+            raise type(exc)(f"engineer {spec!r}: {exc.message}", hint=exc.hint) from None
+        return "llm", name[4:].strip()
     if name in ("llm", "llm:"):
         raise UnknownNameError(
             f"engineer spec {spec!r} names no model backend",

@@ -123,6 +123,9 @@ class PrefixReuseAgent(Agent):
     def start_episode(self, env: Any, protocol: str) -> Agent:
         return _EpisodeReplay(self.agent.start_episode(env, protocol), self.table, self.stats)
 
+    def check_env(self, env: Any) -> None:
+        self.agent.check_env(env)
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Outside an episode there is no prefix to reuse: call the agent (and count the call)."""
         response = await self.agent.complete(request)

@@ -78,6 +78,23 @@ def parse_spec(spec: str) -> BackendSpec:
     return BackendSpec(prefix, rest)
 
 
+def check_spec(spec: str) -> BackendSpec:
+    """Parse ``spec`` and check what can be checked without loading anything (a tiny agent's name form, an
+    hf directory's existence), so that a bad spec fails before any work rather than after a baseline."""
+    parsed = parse_spec(spec)
+    if parsed.kind == "tiny" and not _TINY_NAME.match(parsed.target):
+        raise ConfigError(
+            f"tiny agent name {parsed.target!r} is malformed",
+            hint="tiny agents are named ENV-SIZE, e.g. tiny:household-S or tiny:db-M",
+        )
+    if parsed.kind == "hf" and not Path(parsed.target).expanduser().is_dir():
+        raise ConfigError(
+            f"model directory {str(Path(parsed.target).expanduser())!r} does not exist",
+            hint=f"write it as {SPEC_FORMS['hf']}; hub names are not downloaded",
+        )
+    return parsed
+
+
 def resolve_tiny(name: str, train: bool = False, notify: Callable[[str], None] | None = None) -> Path:
     """The model directory of tiny agent ``name``: :func:`reharness.models.tiny.registry.resolve_tiny` after
     checking the name's form (built-in agents are trained on first use only when ``train`` is true)."""
@@ -99,7 +116,7 @@ def make_backend(
     ``train_missing``: a built-in tiny agent that is not shipped or cached is trained on first use (up to
     ~30 CPU minutes, announced through ``notify``, default stderr); when false, the error names the command.
     """
-    parsed = parse_spec(spec)
+    parsed = check_spec(spec)
     if parsed.kind == "openai":
         from reharness.models.openai_backend import OpenAIBackend
 
@@ -109,13 +126,7 @@ def make_backend(
     if parsed.kind == "tiny":
         path = resolve_tiny(parsed.target, train=train_missing, notify=notify)
         return HFBackend(path, policy_id=options.pop("policy_id", spec), **options)
-    path = Path(parsed.target).expanduser()
-    if not path.is_dir():
-        raise ConfigError(
-            f"model directory {str(path)!r} does not exist",
-            hint=f"write it as {SPEC_FORMS['hf']}; hub names are not downloaded",
-        )
-    return HFBackend(path, **options)
+    return HFBackend(Path(parsed.target).expanduser(), **options)
 
 
 def make_agent(spec: str, **backend_options: Any) -> Agent:
@@ -126,7 +137,22 @@ def make_agent(spec: str, **backend_options: Any) -> Agent:
         return SCRIPTED_AGENTS[spec]()
     if ":" in spec:  # a model backend: openai:MODEL@URL, hf:PATH, tiny:NAME (heavy imports stay lazy)
         return make_backend(spec, **backend_options)
-    raise UnknownNameError(
+    raise _unknown_agent(spec)
+
+
+def check_agent_spec(spec: str) -> None:
+    """Raise the error :func:`make_agent` would raise for a malformed ``spec``, without building or loading
+    anything (commands call it before they create any file)."""
+    if spec in SCRIPTED_AGENTS:
+        return
+    if ":" in spec:
+        check_spec(spec)
+        return
+    raise _unknown_agent(spec)
+
+
+def _unknown_agent(spec: str) -> UnknownNameError:
+    return UnknownNameError(
         f"unknown agent {spec!r}",
         hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
         + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME",

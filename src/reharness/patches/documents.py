@@ -150,6 +150,9 @@ def read_text(path: str | Path) -> str:
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
     except FileNotFoundError:
         raise format_error(source, None, "no such file", "check the path", "not_found") from None
+    except IsADirectoryError:
+        fix = "pass a patch file (JSON or YAML) inside it"
+        raise format_error(source, None, "is a directory, not a patch file", fix, "not_found") from None
     except OSError as exc:
         raise format_error(
             source, None, f"cannot read: {exc.strerror}", "check the path", "not_found"

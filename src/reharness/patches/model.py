@@ -33,7 +33,8 @@ import yaml
 
 from reharness.core.errors import did_you_mean
 from reharness.core.hashing import stable_hash
-from reharness.patches.documents import format_error, parse_text, read_text
+from reharness.patches.documents import format_error, parse_json, parse_text, read_text
+from reharness.patches.errors import PatchFormatError
 from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
 
 SCHEMA_VERSION = "reharness-patch-v1"
@@ -223,9 +224,11 @@ class Patch:
         """Build from a parsed document of either schema (detected by ``schema_version``)."""
         if not isinstance(data, Mapping):
             fix = f'write an object with "schema_version": "{SCHEMA_VERSION}"'
-            raise format_error(
-                source, None, f"a patch is an object, got {type(data).__name__}", fix, "wrong_schema"
+            kind = {str: "a plain string", list: "a list", type(None): "empty"}.get(
+                type(data), type(data).__name__
             )
+            problem = f"a patch is an object (a mapping of fields), but this document is {kind}"
+            raise format_error(source, None, problem, fix, "wrong_schema")
         schema = data.get("schema_version")
         if schema == HARNESS_R1_SCHEMA:
             return _from_harness_r1(data, source)
@@ -318,5 +321,22 @@ def patch_from_text(text: str, *, source: str = "<string>") -> Patch:
 
 
 def load_patch(path: str | Path) -> Patch:
-    """Load a patch file of either schema, JSON or YAML (detected from the content, not the suffix)."""
-    return patch_from_text(read_text(path), source=str(path))
+    """Load a patch file of either schema, JSON or YAML (detected from the content, not the suffix).
+
+    A ``.json`` file that is no patch object in either syntax gets the JSON parser's error (line and
+    column), since JSON is what its author meant to write; an empty file is refused as such."""
+    source = str(path)
+    text = read_text(path)
+    if not text.strip():
+        fix = f'write an object with "schema_version": "{SCHEMA_VERSION}" and hooks'
+        raise format_error(source, None, "the file is empty", fix, "empty_document")
+    meant_json = Path(path).suffix.lower() == ".json"
+    try:
+        data = parse_text(text, source)
+    except PatchFormatError:
+        if meant_json:
+            parse_json(text, source)  # raises the JSON error
+        raise
+    if meant_json and not isinstance(data, Mapping):
+        parse_json(text, source)  # raises when the text is not JSON at all (YAML read it as a string)
+    return Patch.from_dict(data, source=source)

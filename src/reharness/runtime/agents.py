@@ -67,12 +67,15 @@ class GoldAgent(_ScriptedAgent):
 
     policy_id = "gold"
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def check_env(self, env: Any) -> None:
         if not hasattr(env, "gold_action"):
             raise UnknownNameError(
                 f"the gold agent needs an env with reference solutions; {type(env).__name__} has none",
                 hint="use --agent gold with --env db --data FILE.jsonl, or --agent solver",
             )
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        self.check_env(env)
         return GoldAgent(env, protocol)
 
     def choose(self, request: ChatRequest) -> str:

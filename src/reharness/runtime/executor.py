@@ -164,6 +164,7 @@ async def run_batch(
     kwargs = env_kwargs(spec, harness)
     first_env = make_env(env_name, **kwargs)
     indices = select_tasks(first_env, spec)
+    agent.check_env(first_env)  # before the store creates anything
     config_hash = stable_hash(spec.hash_fields(harness))
     agent_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.agent.split("@", 1)[0]).strip("_")[:40]
     run_id = f"{env_name}-{agent_slug}-{config_hash[:10]}"

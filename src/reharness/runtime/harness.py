@@ -94,14 +94,24 @@ def base_harness_config(env_name: str) -> HarnessConfig:
 def load_harness_config(path: str | Path, env_name: str | None = None) -> HarnessConfig:
     """Load a harness YAML; fields it omits come from the env's base harness."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"harness file {str(path)!r} is a directory", hint="pass a harness YAML file")
     if not path.is_file():
         raise ConfigError(f"harness file {str(path)!r} does not exist", hint="pass an existing YAML file")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"harness file {path} is not UTF-8 text (byte {exc.start} cannot be decoded)",
+            hint="pass a harness YAML file saved as UTF-8",
+        ) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+        raise ConfigError(f"{path} is not valid YAML: {exc}", hint="fix the YAML syntax") from exc
     if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a mapping of harness fields, got {type(data).__name__}")
+        raise ConfigError(
+            f"{path} must hold a mapping of harness fields, got {type(data).__name__}",
+            hint="write YAML fields such as 'step_limit: 30' (see src/reharness/runtime/harnesses/*.yaml)",
+        )
     target = data.get("env") or env_name
     if env_name and data.get("env") and data["env"] != env_name:
         raise ConfigError(

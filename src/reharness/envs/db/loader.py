@@ -156,8 +156,12 @@ def load_dbbench(path: str | Path) -> list[Task]:
     """Read and validate a DBBench jsonl (or json list) file; task ids are ``dbbench/<stem>/<line index>``."""
     file = Path(path)
     if not file.is_file():
+        problem = (
+            "is a directory, not a DBBench task file" if file.is_dir() else "DBBench task file not found"
+        )
         raise DataError(
-            f"DBBench task file not found: {file}", hint="pass data_path= an AgentBench dbbench .jsonl file"
+            f"{problem}: {file}",
+            hint="pass an AgentBench DBBench .jsonl file (the CLI's --data FILE; make_env's data_path=FILE)",
         )
     try:
         text = file.read_text(encoding="utf-8")

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from agents import TypoSolver
+
 from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.pool import load_pool
 from reharness.pool.evolve import EvolveConfig, evolve

@@ -1,0 +1,121 @@
+"""``reharness pool evolve``: build a frozen sibling pool by directional evolution (Harness-S §1)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.progress import RichEvents, batch_progress
+
+
+def _summary(result: Any) -> dict[str, Any]:
+    pool = result.pool
+    return {
+        "pool": str(result.out),
+        "env": pool.env,
+        "h0": pool.h0_identity,
+        "policy": pool.policy.model_dump(),
+        "h0_valid_success": result.h0_valid.result.success_rate,
+        "siblings": [
+            {
+                "id": s.id,
+                "name": s.name,
+                "direction": s.direction,
+                "valid_rescued": m.rescued,
+                "valid_broken": m.broken,
+                "valid_success": m.success,
+            }
+            for s, m in zip(pool.siblings, result.admitted, strict=True)
+        ],
+        "coverage": len({t for m in result.admitted for t in m.rescued}),
+        "h0_valid_failures": sum(1 for e in result.h0_valid.episodes if not e.success),
+    }
+
+
+@friendly_errors
+def evolve_command(
+    env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
+    agent: Annotated[str, typer.Option(help="Target policy: tiny:NAME, hf:PATH, openai:…, solver, random.")],
+    engineer: Annotated[str, typer.Option(help="Engineer: operators, llm:BACKEND or hf:PATH.")] = "operators",
+    directions: Annotated[
+        str | None, typer.Option(help="Directions: comma-separated names, or a YAML file (default: all).")
+    ] = None,
+    holdout_direction: Annotated[
+        str | None, typer.Option(help="Leave this direction out (to test a pool on unseen repairs).")
+    ] = None,
+    size: Annotated[int, typer.Option(help="Most siblings admitted to the pool.")] = 6,
+    generations: Annotated[int, typer.Option(help="Generations of mutation per direction.")] = 2,
+    k: Annotated[int, typer.Option("--k", help="Engineer proposals per direction and generation.")] = 4,
+    batch_size: Annotated[int, typer.Option(help="Train tasks every candidate is measured on.")] = 30,
+    valid_n: Annotated[int, typer.Option(help="Valid tasks of the complementary selection.")] = 50,
+    max_regressions: Annotated[
+        int, typer.Option(help="Most train tasks an eligible candidate may break.")
+    ] = 2,
+    lam: Annotated[float, typer.Option("--lambda", help="Fitness price of one broken task (λ).")] = 1.0,
+    min_new: Annotated[
+        int, typer.Option(help="New valid rescues a sibling must add to be admitted (m).")
+    ] = 1,
+    seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
+    out: Annotated[Path, typer.Option(help="Pool directory (pool.json, patches, report, runs).")] = Path(
+        "pool"
+    ),
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Evolve sibling harnesses along repair directions and freeze a complementary pool (resumable: run
+    the same command again after an interruption)."""
+    from reharness.pool.evolve import EvolveConfig, evolve
+
+    if out.exists() and not out.is_dir():
+        from reharness.core.errors import ConfigError
+
+        raise ConfigError(f"--out {out} is a file", hint="pass a directory (it is created)")
+    config = EvolveConfig.build(
+        env=env,
+        agent=agent,
+        engineer=engineer,
+        directions=directions,
+        holdout_direction=holdout_direction,
+        size=size,
+        generations=generations,
+        k=k,
+        batch_size=batch_size,
+        valid_n=valid_n,
+        max_regressions=max_regressions,
+        lam=lam,
+        min_new=min_new,
+        seed=seed,
+        out=str(out),
+        concurrency=concurrency,
+    )
+    progress = batch_progress(transient=as_json)
+    with progress:
+        result = asyncio.run(evolve(config, events=RichEvents(progress), notify=stderr.print))
+    summary = _summary(result)
+    if as_json:
+        print(json.dumps(summary))
+        return
+    table = Table(title=f"pool {out}: {len(result.pool.siblings)} siblings")
+    for col in ("sibling", "direction", "valid success", "rescued", "broken"):
+        table.add_column(col)
+    table.add_row("H0", "-", f"{result.h0_valid.result.success_rate:.1%}", "-", "-")
+    for s in summary["siblings"]:
+        table.add_row(
+            s["name"],
+            s["direction"],
+            f"{s['valid_success']:.1%}",
+            str(len(s["valid_rescued"])),
+            str(len(s["valid_broken"])),
+        )
+    stdout.print(table)
+    stdout.print(
+        f"coverage: {summary['coverage']} of {summary['h0_valid_failures']} valid H0 failures rescued by "
+        f"some sibling; report: {out / 'report.md'}",
+        highlight=False,
+    )

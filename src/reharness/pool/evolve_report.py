@@ -95,15 +95,16 @@ def draw_coverage(result: EvolveResult, path: Path) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(columns), 0.9 + 0.45 * len(rows)))
+    fig, ax = plt.subplots(figsize=(max(4.0, 2.2 + 1.1 * len(columns)), 1.4 + 0.45 * len(rows)))
     shares = [[v / size if size else 0.0 for v in counts] for counts, size in zip(matrix, sizes, strict=True)]
     ax.imshow(shares, cmap="Greens", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), [f"{r} ({s})" for r, s in zip(rows, sizes, strict=True)], fontsize=8)
     for i, counts in enumerate(matrix):
         for j, v in enumerate(counts):
-            ax.text(j, i, str(v), ha="center", va="center", fontsize=8)
-    ax.set_title("valid H0 failures rescued (cluster × sibling)", fontsize=9)
+            color = "white" if shares[i][j] > 0.5 else "black"
+            ax.text(j, i, str(v), ha="center", va="center", fontsize=8, color=color)
+    ax.set_title("valid H0 failures rescued", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -14,6 +14,7 @@ from reharness.core.agent import Agent
 from reharness.envs.registry import make_env
 from reharness.failures import failure_codes
 from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
+from reharness.pool.profile import Profile, ProfileCell, pool_hash
 from reharness.runtime import EpisodeRunner, Harness, base_harness_config
 from reharness.runtime.harness import HarnessConfig
 from reharness.store.records import EpisodeRecord, StepRecord
@@ -34,7 +35,8 @@ def small_pool(extra: Sequence[tuple[str, str, dict]] = ()) -> Pool:  # type: ig
         *extra,
     ]
     siblings = [
-        Sibling(name=n, direction=d, base=h0, delta=delta, description=f"{n} along {d}") for n, d, delta in specs
+        Sibling(name=n, direction=d, base=h0, delta=delta, description=f"{n} along {d}")
+        for n, d, delta in specs
     ]
     return Pool("household", h0, siblings, PolicyRef(spec="solver"), builtin_directions())
 
@@ -57,10 +59,14 @@ def run_episodes(
     return asyncio.run(go())
 
 
-def failed_record(codes: Sequence[str], task: str = "t1", task_type: str = "pick", steps: int = 3) -> EpisodeRecord:
+def failed_record(
+    codes: Sequence[str], task: str = "t1", task_type: str = "pick", steps: int = 3
+) -> EpisodeRecord:
     """A failed episode with the given failure codes (for routing on constructed groups)."""
     step_list = [
-        StepRecord(index=i, action=f"go to cabinet {i % 2}", observation="Nothing happens.", flags=["invalid_action"])
+        StepRecord(
+            index=i, action=f"go to cabinet {i % 2}", observation="Nothing happens.", flags=["invalid_action"]
+        )
         for i in range(steps)
     ]
     return EpisodeRecord(
@@ -79,3 +85,36 @@ def failed_record(codes: Sequence[str], task: str = "t1", task_type: str = "pick
         failure_codes=list(codes),
         steps=step_list,
     )
+
+
+def cell(n: int, rescues: int, *, invalid: int = 0, steps: int = 0) -> ProfileCell:
+    return ProfileCell(
+        attempts=n,
+        h0_failures=n,
+        rescues=rescues,
+        invalid_actions=invalid,
+        steps=steps,
+        observed=n if steps else 0,
+    )
+
+
+def profile_of(pool: Pool, cells: dict[str, dict[str, ProfileCell]], **kw) -> Profile:  # type: ignore[no-untyped-def]
+    ids = {s.name: s.id for s in pool.siblings}
+    return Profile(
+        pool_hash=pool_hash(pool),
+        policy=PolicyRef(spec="solver"),
+        policy_hash="p0",
+        split="valid",
+        tasks=[],
+        cells={ids[name]: rows for name, rows in cells.items()},
+        **kw,
+    )
+
+
+#: Constructed evidence on action_validity: rescue rates 0.5 / 0.4 / 0.3;
+#: invalid-action rates 0.5 / 0.3 / 0.05.
+BEHAVIOUR = {
+    "long-budget": {"action_validity": cell(10, 5, invalid=50, steps=100)},
+    "no-listing": {"action_validity": cell(10, 4, invalid=30, steps=100)},
+    "short-budget": {"action_validity": cell(10, 3, invalid=5, steps=100)},
+}

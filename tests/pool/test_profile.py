@@ -81,7 +81,9 @@ def test_profile_counts_match_the_paired_episodes(measured) -> None:  # type: ig
 
 def test_failures_in_no_cluster_count_under_other(measured) -> None:  # type: ignore[no-untyped-def]
     pool, h0, sib = measured
-    relabelled = [r.model_copy(update={"failure_codes": ["policy_error"]}) if not r.success else r for r in h0]
+    relabelled = [
+        r.model_copy(update={"failure_codes": ["policy_error"]}) if not r.success else r for r in h0
+    ]
     profile = measure_profile(pool, relabelled, sib, policy=PolicyRef(spec="solver"), split="valid")
     sid = pool.siblings[0].id
     assert set(profile.cells[sid]) == {OTHER, SOLVED}

@@ -1,4 +1,4 @@
-"""The router's strategies on constructed profiles (exact choices), determinism, Rank-1 and the decision log."""
+"""The router: each strategy's exact choices on constructed profiles, determinism, Rank-1, the log."""
 
 from __future__ import annotations
 
@@ -7,35 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from pool_fixtures import failed_record, h0_config, run_episodes, small_pool
+from pool_fixtures import BEHAVIOUR, cell, failed_record, h0_config, profile_of, run_episodes, small_pool
 
 from reharness.core.errors import ConfigError, DataError, UnknownNameError
 from reharness.envs.registry import make_env
 from reharness.pool import PolicyRef, Pool
 from reharness.pool.decision import group_context, read_log
 from reharness.pool.judges import BehaviourJudge, DirectionJudge
-from reharness.pool.profile import Profile, ProfileCell, measure_profile, pool_hash
+from reharness.pool.profile import ProfileCell, measure_profile
 from reharness.pool.router import Router
 from reharness.runtime import SolverAgent
-
-
-def cell(n: int, rescues: int, *, invalid: int = 0, steps: int = 0) -> ProfileCell:
-    return ProfileCell(
-        attempts=n, h0_failures=n, rescues=rescues, invalid_actions=invalid, steps=steps, observed=n if steps else 0
-    )
-
-
-def profile_of(pool: Pool, cells: dict[str, dict[str, ProfileCell]], **kw) -> Profile:  # type: ignore[no-untyped-def]
-    ids = {s.name: s.id for s in pool.siblings}
-    return Profile(
-        pool_hash=pool_hash(pool),
-        policy=PolicyRef(spec="solver"),
-        policy_hash="p0",
-        split="valid",
-        tasks=[],
-        cells={ids[name]: rows for name, rows in cells.items()},
-        **kw,
-    )
 
 
 @pytest.fixture
@@ -104,7 +85,11 @@ def test_profile_strategy_adds_exploration_and_task_type(pool: Pool) -> None:
     typed = profile_of(pool, THIN, by_task_type={short: {"pick": cell(10, 9)}})
     assert names(pool, route(Router(pool, typed, "profile"), group)[0].choice)[0] == "short-budget"
     # validation reads neither the task type nor the exploration bonus
-    assert names(pool, route(Router(pool, typed), group)[0].choice) == ["long-budget", "no-listing", "short-budget"]
+    assert names(pool, route(Router(pool, typed), group)[0].choice) == [
+        "long-budget",
+        "no-listing",
+        "short-budget",
+    ]
 
 
 def test_learned_outcomes_move_profile_but_not_validation(pool: Pool) -> None:
@@ -124,13 +109,6 @@ def test_learned_outcomes_move_profile_but_not_validation(pool: Pool) -> None:
         router.record_outcome(decision, short, successes=5, attempts=4)
 
 
-BEHAVIOUR = {
-    "long-budget": {"action_validity": cell(10, 5, invalid=50, steps=100)},
-    "no-listing": {"action_validity": cell(10, 4, invalid=30, steps=100)},
-    "short-budget": {"action_validity": cell(10, 3, invalid=5, steps=100)},
-}
-
-
 @pytest.mark.parametrize(
     ("judges", "aggregation", "expected"),
     [
@@ -143,7 +121,9 @@ BEHAVIOUR = {
     ],
 )
 def test_vote_strategy(pool: Pool, judges, aggregation: str, expected: list[str]) -> None:  # type: ignore[no-untyped-def]
-    router = Router(pool, profile_of(pool, BEHAVIOUR), "vote", judges=judges, aggregation=aggregation, explore=0)
+    router = Router(
+        pool, profile_of(pool, BEHAVIOUR), "vote", judges=judges, aggregation=aggregation, explore=0
+    )
     decision = route(router, [failed_record(["invalid_action"], steps=4)] * 2)[0]
     assert [c.name for c in decision.candidates] == ["long-budget", "no-listing", "short-budget"]
     assert names(pool, decision.choice) == expected
@@ -152,7 +132,9 @@ def test_vote_strategy(pool: Pool, judges, aggregation: str, expected: list[str]
 
 
 def test_judges_abstain_without_evidence(pool: Pool) -> None:
-    router = Router(pool, profile_of(pool, {}), "vote", judges=[DirectionJudge(), BehaviourJudge()], explore=0)
+    router = Router(
+        pool, profile_of(pool, {}), "vote", judges=[DirectionJudge(), BehaviourJudge()], explore=0
+    )
     clean = failed_record(["wrong_answer"], steps=2).model_copy(update={"steps": []})
     decision = route(router, [clean])[0]
     assert [v.vote for v in decision.votes] == [None, None]  # no goal_tracking sibling; no behaviour seen
@@ -175,7 +157,9 @@ def test_random_and_oracle(pool: Pool) -> None:
 
 @pytest.mark.parametrize("strategy", ["validation", "profile", "vote", "random", "oracle"])
 def test_decisions_are_deterministic(pool: Pool, strategy: str) -> None:
-    groups = [[failed_record([code], task=f"t{i}")] for i, code in enumerate(["invalid_action", "step_limit"] * 3)]
+    groups = [
+        [failed_record([code], task=f"t{i}")] for i, code in enumerate(["invalid_action", "step_limit"] * 3)
+    ]
     judges = [DirectionJudge(), BehaviourJudge()] if strategy == "vote" else []
     first = route(Router(pool, profile_of(pool, BEHAVIOUR), strategy, judges=judges, seed=5), *groups)
     again = route(Router(pool, profile_of(pool, BEHAVIOUR), strategy, judges=judges, seed=5), *groups)

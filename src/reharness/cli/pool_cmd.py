@@ -158,7 +158,8 @@ def _print_stats(stats: dict[str, Any], names: dict[str, str]) -> None:
     by = ", ".join(f"{k} {v}" for k, v in stats["by_strategy"].items()) or "none"
     stdout.print(
         f"routing: {stats['decisions']} decision(s) ({by}); "
-        f"{stats['groups_rescued']}/{stats['groups_tried']} tried group(s) rescued; H0 chosen {stats['h0_picks']}x; {stats['model_calls']} model call(s), "
+        f"{stats['groups_rescued']}/{stats['groups_tried']} tried group(s) rescued; "
+        f"H0 chosen {stats['h0_picks']}x; {stats['model_calls']} model call(s), "
         f"{stats['tokens']} token(s)",
         highlight=False,
     )

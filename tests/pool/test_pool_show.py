@@ -57,7 +57,8 @@ def test_pool_show_prints_the_tables(shown) -> None:  # type: ignore[no-untyped-
         assert name in out and sid[:8] in out
     assert "step_limit: 30" in out and "show_admissible: False" in out  # what each sibling changes
     assert "loop_recovery" in out and "repeated_action, no_progress, step_limit" in out  # directions
-    assert "profile by failure cluster" in out and "H0 by task type" in out and "profile: policy solver" in out
+    assert "profile by failure cluster" in out and "H0 by task type" in out
+    assert "profile: policy solver" in out
     assert "routing: 3 decision(s) (vote 3); 2/3 tried group(s) rescued" in out
     assert "judge agreement behaviour ~ direction" in out
 
@@ -68,7 +69,8 @@ def test_pool_show_json(shown) -> None:  # type: ignore[no-untyped-def]
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert [s["name"] for s in data["siblings"]] == list(ids)
-    assert data["profile"]["format"] == "reharness-profile-v1" and data["profile"]["policy"]["spec"] == "solver"
+    assert data["profile"]["format"] == "reharness-profile-v1"
+    assert data["profile"]["policy"]["spec"] == "solver"
     routing = data["routing"]
     assert routing["decisions"] == 3 and routing["groups_rescued"] == 2
     assert sum(row["attempts"] for row in routing["siblings"].values()) == 12

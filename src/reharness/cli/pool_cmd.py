@@ -166,7 +166,8 @@ def _print_stats(stats: dict[str, Any], names: dict[str, str]) -> None:
     table = Table(title="routing by sibling")
     for col in ("sibling", "picked first", "attempts", "successes", "rescue rate [95% CI]"):
         table.add_column(col)
-    for sid, row in stats["siblings"].items():
+    order = {sid: i for i, sid in enumerate(names)}
+    for sid, row in sorted(stats["siblings"].items(), key=lambda kv: order.get(kv[0], len(order))):
         rate = (
             "-"
             if row["rescue_rate"] is None

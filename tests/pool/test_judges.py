@@ -172,7 +172,7 @@ def test_parse_choice_forms() -> None:
     pool = small_pool()
     from reharness.pool.judges import CandidateView
 
-    views = [CandidateView(s, None, ProfileCell(), ProfileCell()) for s in pool.siblings]
+    views = [CandidateView(s.id, s, None, ProfileCell(), ProfileCell()) for s in pool.siblings]
     ids = [s.id for s in pool.siblings]
     assert parse_choice("Answer: 2", views)[0] == ids[1]
     assert parse_choice(f"answer = {ids[2][:8]}", views)[0] == ids[2]

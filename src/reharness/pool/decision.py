@@ -180,29 +180,34 @@ def _kind(record: EpisodeRecord) -> str | None:
 
 
 def group_features(group: Sequence[EpisodeRecord]) -> GroupFeatures:
-    """Features of a group of episodes (see :class:`GroupFeatures`)."""
-    kinds = Counter(k for k in (_kind(r) for r in group) if k)
-    errors: Counter[str] = Counter()
-    logprobs: list[float] = []
-    repeated_actions = repeated_obs = 0
-    chars = 0
+    """Features of a group of episodes (see :class:`GroupFeatures`); one pass over the steps."""
+    kinds: Counter[str] = Counter(k for k in (_kind(r) for r in group) if k)
+    errors: dict[str, int] = {}
+    logprob_sum, logprob_n = 0.0, 0
+    repeated_actions = repeated_obs = chars = 0
     for record in group:
         seen: set[str] = set()
-        done = [s for s in record.steps if executed(s)]
-        keys = [action_key(record.env, s.action or "") for s in done]
-        repeated_actions += sum(a == b for a, b in zip(keys, keys[1:], strict=False))
+        previous: str | None = None
         chars += len(record.instruction) + len(record.initial_observation)
         for step in record.steps:
-            errors.update(f for f in step.flags if f != "forced")
-            errors.update(e.error_type for e in step.hook_errors)
-            obs = " ".join(step.observation.split())
+            for flag in step.flags:
+                if flag != "forced":
+                    errors[flag] = errors.get(flag, 0) + 1
+            for err in step.hook_errors:
+                errors[err.error_type] = errors.get(err.error_type, 0) + 1
+            if executed(step):
+                key = action_key(record.env, step.action or "")
+                repeated_actions += key == previous
+                previous = key
+            obs = step.observation.strip()
             repeated_obs += obs in seen
             seen.add(obs)
             chars += len(step.observation)
             if step.output is not None and step.output.logprobs:
-                logprobs.extend(step.output.logprobs)
+                logprob_sum += sum(step.output.logprobs)
+                logprob_n += len(step.output.logprobs)
         if record.error:
-            errors["episode_error"] += 1
+            errors["episode_error"] = errors.get("episode_error", 0) + 1
     n = len(group)
     return GroupFeatures(
         action_kind=min(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[0] if kinds else None,
@@ -212,7 +217,7 @@ def group_features(group: Sequence[EpisodeRecord]) -> GroupFeatures:
         repeated_actions=repeated_actions,
         repeated_observations=repeated_obs,
         instruction_chars=len(group[0].instruction) if group else 0,
-        confidence=sum(logprobs) / len(logprobs) if logprobs else None,
+        confidence=logprob_sum / logprob_n if logprob_n else None,
     )
 
 

@@ -34,14 +34,15 @@ from reharness.pool.sibling import Sibling
 class CandidateView:
     """A candidate as judges see it: the sibling, its direction and its profile rows for this group."""
 
+    sibling_id: str
     sibling: Sibling
     direction: Direction | None
-    cell: ProfileCell  # the cluster-mix-weighted evidence (summed over the group's clusters)
+    cell: ProfileCell  # the evidence summed over the group's clusters
     type_cell: ProfileCell  # the evidence for the group's task type
 
     @property
     def id(self) -> str:
-        return self.sibling.id
+        return self.sibling_id
 
     def row(self) -> str:
         c, t = self.cell, self.type_cell

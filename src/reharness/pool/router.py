@@ -98,29 +98,34 @@ class Router:
         self.aggregation, self.explore, self.min_gain = aggregation, explore, min_gain
         self.directions = pool_directions(pool)
         self._direction = {d.name: d for d in self.directions}
+        self._members = [(s.id, s) for s in pool.siblings]  # ids are content hashes: compute them once
+        self._by_id = dict(self._members)
         self._visits: dict[str, int] = {}
         self.log = DecisionLog(log) if log is not None else None
 
     # ------------------------------------------------------------------ scoring
-    def _mix_cell(
-        self, sibling: Sibling, mix: dict[str, float], *, learned: bool
-    ) -> tuple[float, float, ProfileCell]:
-        """(cluster-mix-weighted rescue rate, weighted evidence n, summed cell) of a sibling."""
+    def _mix_rate(self, sid: str, mix: dict[str, float], *, learned: bool) -> tuple[float, float]:
+        """(cluster-mix-weighted rescue rate, weighted evidence n) of a sibling: measured (+ learned)."""
+        measured = self.profile.cells.get(sid, {})
+        extra = self.profile.learned.get(sid, {}) if learned else {}
         rate = n = 0.0
-        total = ProfileCell()
         for key, weight in mix.items():
-            cell = self.profile.cell(sibling.id, key, learned=learned)
-            rate += weight * cell.rescue_rate
-            n += weight * cell.h0_failures
-            total = total.add(cell)
-        return rate, n, total
+            fails = rescues = 0
+            for source in (measured, extra):
+                cell = source.get(key)
+                if cell is not None:
+                    fails += cell.h0_failures
+                    rescues += cell.rescues
+            rate += weight * (rescues / fails if fails else 0.0)
+            n += weight * fails
+        return rate, n
 
-    def _score(self, sibling: Sibling, ctx: RouteContext) -> tuple[float, str]:
+    def _score(self, sid: str, ctx: RouteContext) -> tuple[float, str]:
         if self.strategy == "validation":
-            rate, n, _ = self._mix_cell(sibling, ctx.cluster_mix, learned=False)
+            rate, n = self._mix_rate(sid, ctx.cluster_mix, learned=False)
             return rate, f"validation rescue rate {rate:.3f} for this cluster mix (n={n:.1f})"
-        rate, n, _ = self._mix_cell(sibling, ctx.cluster_mix, learned=True)
-        t = self.profile.type_cell(sibling.id, ctx.task_type)
+        rate, n = self._mix_rate(sid, ctx.cluster_mix, learned=True)
+        t = self.profile.type_cell(sid, ctx.task_type)
         evidence = n + t.h0_failures
         expected = (n * rate + t.h0_failures * t.rescue_rate) / evidence if evidence else 0.0
         bonus = self.explore / math.sqrt(1.0 + evidence)
@@ -132,25 +137,31 @@ class Router:
 
     def _candidates(self, ctx: RouteContext) -> list[Candidate]:
         scored = []
-        for index, sibling in enumerate(self.pool.siblings):
-            score, why = self._score(sibling, ctx)
+        for index, (sid, sibling) in enumerate(self._members):
+            score, why = self._score(sid, ctx)
             share = ctx.cluster_mix.get(sibling.direction, 0.0)
-            scored.append((-round(score, 12), -share, index, sibling, score, why))
+            scored.append((-round(score, 12), -share, index, sid, sibling, score, why))
         scored.sort(key=lambda item: item[:3])
         return [
-            Candidate(sibling_id=s.id, name=s.name, direction=s.direction, score=round(score, 6), reason=why)
-            for *_, s, score, why in scored
+            Candidate(sibling_id=sid, name=s.name, direction=s.direction, score=round(score, 6), reason=why)
+            for *_, sid, s, score, why in scored
         ]
 
     def _view(self, sibling_id: str, ctx: RouteContext) -> CandidateView:
-        sibling = self.pool.get(sibling_id)
-        _, _, cell = self._mix_cell(sibling, ctx.cluster_mix, learned=True)
+        sibling = self._sibling(sibling_id)
+        cell = ProfileCell()
+        for key in ctx.cluster_mix:  # the evidence summed over the group's clusters
+            cell = cell.add(self.profile.cell(sibling_id, key))
         return CandidateView(
+            sibling_id=sibling_id,
             sibling=sibling,
             direction=self._direction.get(sibling.direction),
             cell=cell,
-            type_cell=self.profile.type_cell(sibling.id, ctx.task_type),
+            type_cell=self.profile.type_cell(sibling_id, ctx.task_type),
         )
+
+    def _sibling(self, key: str) -> Sibling:
+        return self._by_id.get(key) or self.pool.get(key)
 
     def _aggregate(self, candidates: list[str], votes: list[JudgeVote]) -> list[str]:
         points = dict.fromkeys(candidates, 0.0)
@@ -191,9 +202,9 @@ class Router:
         k = min(self.top_k, len(candidates))
         votes: list[JudgeVote] = []
         if self.strategy == "oracle":
-            choice = [s.id for s in self.pool.siblings]
+            choice = [sid for sid, _ in self._members]
         elif self.strategy == "random":
-            ids = [s.id for s in self.pool.siblings]
+            ids = [sid for sid, _ in self._members]
             random.Random(derive_seed(self.seed, ctx.task_identity, decision_id)).shuffle(ids)
             choice = ids[:k]
         elif self.strategy == "vote":
@@ -233,12 +244,12 @@ class Router:
         line to the log. (Rank-1 decisions are recorded but teach the profile nothing: H0 did not run.)"""
         if not 0 <= successes <= attempts:
             raise ConfigError(f"successes ({successes}) must lie in 0..attempts ({attempts})")
-        sibling = self.pool.get(sibling_id)
-        outcome = Outcome(sibling_id=sibling.id, successes=successes, attempts=attempts)
+        sid = sibling_id if sibling_id in self._by_id else self.pool.get(sibling_id).id
+        outcome = Outcome(sibling_id=sid, successes=successes, attempts=attempts)
         keys = [k for k, v in decision.cluster_mix.items() if v > 0]
         if decision.kind == "group":
             for i in range(attempts):
-                self.profile.update(sibling.id, keys, decision.task_type, rescued=i < successes, broke=False)
+                self.profile.update(sid, keys, decision.task_type, rescued=i < successes, broke=False)
         decision.outcome.append(outcome)
         if self.log is not None:
             self.log.write(OutcomeLine(decision_id=decision.decision_id, outcome=outcome))
@@ -261,18 +272,18 @@ class Router:
         decision_id = self._decision_id(ctx, "rank1")
         h0 = self.profile.h0.get(task.task_type, ProfileCell())
         scored = []
-        for index, sibling in enumerate(self.pool.siblings):
-            t = self.profile.type_cell(sibling.id, task.task_type)
+        for index, (sid, sibling) in enumerate(self._members):
+            t = self.profile.type_cell(sid, task.task_type)
             gain = (t.rescues - t.breaks) / t.attempts if t.attempts else 0.0
             why = (
                 f"type {task.task_type}: success {t.success_rate:.3f} vs H0 {h0.success_rate:.3f} "
                 f"(+{t.rescues} rescued, -{t.breaks} broken of {t.attempts})"
             )
-            scored.append((-round(gain, 12), index, sibling, gain, why))
+            scored.append((-round(gain, 12), index, sid, sibling, gain, why))
         scored.sort(key=lambda item: item[:2])
         candidates = [
-            Candidate(sibling_id=s.id, name=s.name, direction=s.direction, score=round(g, 6), reason=why)
-            for *_, s, g, why in scored
+            Candidate(sibling_id=sid, name=s.name, direction=s.direction, score=round(g, 6), reason=why)
+            for *_, sid, s, g, why in scored
         ]
         better = [c.sibling_id for c in candidates if c.score > self.min_gain]
         votes: list[JudgeVote] = []

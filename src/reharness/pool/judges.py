@@ -144,7 +144,11 @@ def judge_prompt(context: RouteContext, candidates: Sequence[CandidateView]) -> 
     errors = ", ".join(f"{k} x{n}" for k, n in f.error_types.items()) or "none"
     lines = [
         f"Task ({context.env}, type {context.task_type}): {context.instruction}",
-        f"Under the base harness all {context.group_size} attempt(s) failed.",
+        (
+            f"Under the base harness all {context.group_size} attempt(s) failed."
+            if context.group_size
+            else "The task has not been attempted yet; pick the harness to run it under."
+        ),
         f"Failure codes: {codes}. Failure clusters: {mix}.",
         f"Error flags: {errors}. Mean steps {f.mean_steps:.1f}; repeated actions {f.repeated_actions}; "
         f"last action kind: {f.action_kind or 'none'}.",

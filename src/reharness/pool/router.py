@@ -22,6 +22,7 @@ and async where it calls models, so a training loop can call it once per all-fai
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 from collections.abc import Sequence
@@ -163,6 +164,10 @@ class Router:
     def _sibling(self, key: str) -> Sibling:
         return self._by_id.get(key) or self.pool.get(key)
 
+    async def _votes(self, ctx: RouteContext, views: list[CandidateView]) -> list[JudgeVote]:
+        """Every judge's vote, asked concurrently (model judges overlap), in judge order."""
+        return list(await asyncio.gather(*(judge.vote(ctx, views) for judge in self.judges)))
+
     def _aggregate(self, candidates: list[str], votes: list[JudgeVote]) -> list[str]:
         points = dict.fromkeys(candidates, 0.0)
         k = len(candidates)
@@ -210,7 +215,7 @@ class Router:
         elif self.strategy == "vote":
             top = [c.sibling_id for c in candidates[:k]]
             views = [self._view(cid, ctx) for cid in top]
-            votes = [await judge.vote(ctx, views) for judge in self.judges]
+            votes = await self._votes(ctx, views)
             choice = self._aggregate(top, votes)
         else:
             choice = [c.sibling_id for c in candidates[:k]]
@@ -290,7 +295,7 @@ class Router:
         if better and self.strategy == "vote" and self.judges:
             top = better[: self.top_k]
             views = [self._view(cid, ctx) for cid in top]
-            votes = [await judge.vote(ctx, views) for judge in self.judges]
+            votes = await self._votes(ctx, views)
             better = self._aggregate(top, votes)
         decision = RouteDecision(
             decision_id=decision_id,

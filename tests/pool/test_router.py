@@ -194,6 +194,9 @@ def test_rank1_picks_a_sibling_only_where_it_beats_h0(pool: Pool) -> None:
     assert picked.candidates[0].score == pytest.approx(0.2) and "vs H0 0.500" in picked.candidates[0].reason
     assert asyncio.run(go(router, other)).choice == []  # nothing beats H0 here: run H0
     assert asyncio.run(go(Router(pool, profile, min_gain=0.25), task)).choice == []
+    for _ in range(20):  # outcomes learned on H0-failed groups do not count as evidence against H0
+        profile.update(short_id, ["loop_recovery"], kind, rescued=True, broke=False)
+    assert asyncio.run(go(router, task)).choice == [long_id]
     voted = asyncio.run(go(Router(pool, profile, "vote", judges=[DirectionJudge()]), task))
     assert voted.choice == [long_id] and voted.votes[0].vote is None  # no failure codes before acting
 
@@ -242,3 +245,17 @@ def test_routing_real_failed_groups(pool: Pool) -> None:
     decisions = route(Router(pool, profile, top_k=1), *[[r] for r in failed])
     assert decisions and all(names(pool, d.choice) == ["long-budget"] for d in decisions)
     assert all(d.features.mean_steps == 6 and d.features.action_kind for d in decisions)
+
+
+def test_features_of_a_group() -> None:
+    from reharness.store.records import PolicyOutput
+
+    a = failed_record(["invalid_action"], steps=4)
+    a.steps[0].output = PolicyOutput(text="Action: go to cabinet 0", logprobs=[-1.0, -3.0])
+    a.steps[1].output = PolicyOutput(text="Action: go to cabinet 1", logprobs=[-2.0])
+    b = failed_record(["invalid_action"], steps=2)
+    features = group_context([a, b], small_pool().directions).features
+    assert features.confidence == pytest.approx(-2.0)
+    assert features.error_types == {"invalid_action": 6} and features.mean_steps == 3
+    assert features.action_kind == "go" and features.repeated_observations == 3 + 1
+    assert group_context([b], small_pool().directions).features.confidence is None

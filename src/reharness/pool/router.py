@@ -278,7 +278,9 @@ class Router:
         h0 = self.profile.h0.get(task.task_type, ProfileCell())
         scored = []
         for index, (sid, sibling) in enumerate(self._members):
-            t = self.profile.type_cell(sid, task.task_type)
+            # measured cells only: learned outcomes come from groups H0 failed, so they would bias the
+            # comparison with H0's success rate upwards
+            t = self.profile.type_cell(sid, task.task_type, learned=False)
             gain = (t.rescues - t.breaks) / t.attempts if t.attempts else 0.0
             why = (
                 f"type {task.task_type}: success {t.success_rate:.3f} vs H0 {h0.success_rate:.3f} "

@@ -73,7 +73,7 @@ def show(
     --log) routing statistics: decisions, rescue rate per sibling, judge agreement."""
     from reharness.pool import load_pool
     from reharness.pool.decision import read_log
-    from reharness.pool.profile import PROFILE_FILE, load_profile
+    from reharness.pool.profile import PROFILE_FILE, load_profile, pool_directions
     from reharness.pool.stats import routing_stats
 
     pool = load_pool(pool_dir)
@@ -86,7 +86,7 @@ def show(
             "env": pool.env,
             "h0": pool.h0_identity,
             "policy": pool.policy.model_dump(mode="json"),
-            "directions": [d.model_dump(mode="json") for d in pool.directions],
+            "directions": [d.model_dump(mode="json") for d in pool_directions(pool)],
             "siblings": [
                 {
                     "id": s.id,
@@ -112,7 +112,7 @@ def show(
     directions = Table(title="directions")
     for col in ("direction", "failure codes", "siblings", "description"):
         directions.add_column(col)
-    for d in pool.directions:
+    for d in pool_directions(pool):  # the pool's own, else the built-in ones its profile is keyed by
         count = sum(s.direction == d.name for s in pool.siblings)
         directions.add_row(d.name, ", ".join(d.codes), str(count) if d.name in used else "-", d.description)
     stdout.print(directions)

@@ -5,8 +5,8 @@ profile (every sibling × cluster and task-type cell filled), it routes real fai
 the scripted ``random`` agent per task under H0 — and prints:
 
 - µs per decision for the rule strategies (``validation``, ``profile``, ``random``, ``oracle``, ``vote`` with
-  the two rule judges) and for ``rank1``, each over the same groups, and the share of a decision spent
-  building the group's features (``group_context``);
+  the two rule judges) and for ``rank1``, each over the same groups, next to the cost of building one
+  group's features (``group_context``, part of every group decision);
 - for ``vote`` with an LLM judge against the local OpenAI-compatible server (scripted replies, 127.0.0.1):
   model calls and tokens per decision and ms per decision;
 - Rank-1's cost relative to the mean wall time of one of the episodes above (the random agent is the
@@ -125,20 +125,21 @@ async def main_async(args: argparse.Namespace) -> None:
         for group in groups:
             group_context(group, pool.directions)
     features_us = (time.perf_counter() - start) / (args.repeat * len(groups)) * 1e6
-    print(f"{'strategy':<28}{'µs/decision':>14}{'features share':>16}")
+    print(f"group_context (features of one group, measured alone): {features_us:.0f} µs")
+    print(f"{'strategy':<28}{'µs/decision':>14}")
     for strategy in ("validation", "profile", "random", "oracle"):
         us = await per_decision(Router(pool, profile, strategy), groups, args.repeat)
-        print(f"{strategy:<28}{us:>14.0f}{features_us / us:>16.0%}")
+        print(f"{strategy:<28}{us:>14.0f}")
     rule = Router(pool, profile, "vote", judges=[DirectionJudge(), BehaviourJudge()])
     us = await per_decision(rule, groups, args.repeat)
-    print(f"{'vote (2 rule judges)':<28}{us:>14.0f}{features_us / us:>16.0%}")
+    print(f"{'vote (2 rule judges)':<28}{us:>14.0f}")
     rank = Router(pool, profile)
     start = time.perf_counter()
     for _ in range(args.repeat):
         for group in groups:
             await rank.rank1(group[0])
     rank_us = (time.perf_counter() - start) / (args.repeat * len(groups)) * 1e6
-    print(f"{'rank1':<28}{rank_us:>14.0f}{'-':>16}")
+    print(f"{'rank1 (no group: before acting)':<28}{rank_us:>14.0f}")
     print(
         f"rank1 vs one episode: {rank_us:.0f} µs / {episode_s * 1e3:.1f} ms = "
         f"{rank_us / (episode_s * 1e6):.2%} (random agent: the cheapest policy, so an upper bound)"

@@ -126,20 +126,20 @@ async def main_async(args: argparse.Namespace) -> None:
             group_context(group, pool.directions)
     features_us = (time.perf_counter() - start) / (args.repeat * len(groups)) * 1e6
     print(f"group_context (features of one group, measured alone): {features_us:.0f} µs")
-    print(f"{'strategy':<28}{'µs/decision':>14}")
+    print(f"{'strategy':<34}{'µs/decision':>14}")
     for strategy in ("validation", "profile", "random", "oracle"):
         us = await per_decision(Router(pool, profile, strategy), groups, args.repeat)
-        print(f"{strategy:<28}{us:>14.0f}")
+        print(f"{strategy:<34}{us:>14.0f}")
     rule = Router(pool, profile, "vote", judges=[DirectionJudge(), BehaviourJudge()])
     us = await per_decision(rule, groups, args.repeat)
-    print(f"{'vote (2 rule judges)':<28}{us:>14.0f}")
+    print(f"{'vote (2 rule judges)':<34}{us:>14.0f}")
     rank = Router(pool, profile)
     start = time.perf_counter()
     for _ in range(args.repeat):
         for group in groups:
             await rank.rank1(group[0])
     rank_us = (time.perf_counter() - start) / (args.repeat * len(groups)) * 1e6
-    print(f"{'rank1 (no group: before acting)':<28}{rank_us:>14.0f}")
+    print(f"{'rank1 (no group: before acting)':<34}{rank_us:>14.0f}")
     print(
         f"rank1 vs one episode: {rank_us:.0f} µs / {episode_s * 1e3:.1f} ms = "
         f"{rank_us / (episode_s * 1e6):.2%} (random agent: the cheapest policy, so an upper bound)"

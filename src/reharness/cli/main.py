@@ -11,7 +11,7 @@ from reharness.cli.experiment_cmd import experiment_app
 from reharness.cli.improve_cmd import demo, improve
 from reharness.cli.packet_cmd import packet
 from reharness.cli.patch_cmd import patch_app
-from reharness.cli.pool_evolve_cmd import evolve_command
+from reharness.cli.pool_cmd import pool_app
 from reharness.cli.run_cmd import run
 from reharness.cli.show_cmd import export, show
 from reharness.cli.train_cmd import train_app
@@ -48,8 +48,6 @@ app.add_typer(patch_app, name="patch")
 app.add_typer(agent_app, name="agent")
 app.add_typer(train_app, name="train")
 app.add_typer(experiment_app, name="experiment")
-pool_app = typer.Typer(help="Harness-S sibling pools: evolve, show, reanchor.", no_args_is_help=True)
-pool_app.command("evolve")(evolve_command)
 app.add_typer(pool_app, name="pool")
 
 

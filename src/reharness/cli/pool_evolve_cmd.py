@@ -119,3 +119,132 @@ def evolve_command(
         f"some sibling; report: {out / 'report.md'}",
         highlight=False,
     )
+
+
+def _pool_spec(pool: Any, agent: str, split: str, n: int, seed: int, concurrency: int) -> Any:
+    from reharness.runtime.executor import RunSpec
+
+    return RunSpec(env=pool.env, agent=agent, split=split, n=n, seed=seed, concurrency=concurrency)
+
+
+@friendly_errors
+def reanchor_command(
+    pool_dir: Annotated[Path, typer.Argument(metavar="POOL", help="Pool directory (made by `pool evolve`).")],
+    agent: Annotated[str, typer.Option(help="The policy to re-anchor the profile to.")],
+    n: Annotated[int, typer.Option(help="Valid tasks the profile is measured on.")] = 50,
+    seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Re-measure a pool's behaviour profile with another (e.g. a further-trained) policy on `valid`
+    tasks and write it as POOL/profile.json (the pool itself stays frozen)."""
+    from reharness.models.registry import make_agent
+    from reharness.pool.measure import measure_pool_profile
+    from reharness.pool.pool import load_pool
+    from reharness.pool.profile import PROFILE_FILE, load_profile
+
+    pool = load_pool(pool_dir)
+    old = load_profile(pool) if (pool_dir / PROFILE_FILE).is_file() else None
+    spec = _pool_spec(pool, agent, "valid", n, seed, concurrency)
+    policy = make_agent(agent, notify=stderr.print)
+    progress = batch_progress(transient=as_json)
+
+    async def go() -> Any:
+        try:
+            return await measure_pool_profile(
+                pool, policy, spec, pool_dir / "reanchor" / "runs", RichEvents(progress)
+            )
+        finally:
+            await policy.close()
+
+    with progress:
+        profile = asyncio.run(go())
+    path = profile.save(pool)
+    summary = {
+        "profile": str(path),
+        "policy": profile.policy.model_dump(),
+        "policy_hash": profile.policy_hash,
+        "previous_policy_hash": old.policy_hash if old else None,
+        "tasks": len(profile.tasks),
+    }
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        stdout.print(
+            f"profile re-anchored to {agent} (policy hash {profile.policy_hash}, was "
+            f"{summary['previous_policy_hash']}) on {len(profile.tasks)} valid tasks: {path}",
+            highlight=False,
+        )
+
+
+@friendly_errors
+def eval_command(
+    pool_dir: Annotated[Path, typer.Argument(metavar="POOL", help="Pool directory (made by `pool evolve`).")],
+    agent: Annotated[str, typer.Option(help="The policy to evaluate (usually the pool's own).")],
+    split: Annotated[str, typer.Option(help="Held-out split.")] = "test",
+    n: Annotated[int, typer.Option(help="Tasks.")] = 100,
+    seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
+    route: Annotated[
+        str, typer.Option(help="Rank-1 routing strategy: validation, profile or vote.")
+    ] = "validation",
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """H0, every sibling, Rank-1 routing and the oracle on the same held-out tasks and seeds."""
+    from reharness.models.registry import make_agent
+    from reharness.pool.evaluate import evaluate_pool
+    from reharness.pool.pool import load_pool
+    from reharness.pool.profile import load_profile
+
+    pool = load_pool(pool_dir)
+    profile = load_profile(pool)
+    spec = _pool_spec(pool, agent, split, n, seed, concurrency)
+    policy = make_agent(agent, notify=stderr.print)
+    progress = batch_progress(transient=as_json)
+
+    async def go() -> Any:
+        try:
+            return await evaluate_pool(
+                pool,
+                profile,
+                policy,
+                spec,
+                pool_dir / "eval" / "runs",
+                route=route,
+                events=RichEvents(progress),
+            )
+        finally:
+            await policy.close()
+
+    with progress:
+        result = asyncio.run(go())
+    (pool_dir / "eval").mkdir(exist_ok=True)
+    name = f"{split}-n{n}-seed{seed}-{route}.json"
+    (pool_dir / "eval" / name).write_text(
+        json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8"
+    )
+    if as_json:
+        print(json.dumps(result.model_dump(mode="json")))
+        return
+    table = Table(title=f"{pool.env} / {agent}: {result.n} {split} tasks, seed {seed}, same tasks and seeds")
+    for col in ("harness", "direction", "success", "Δ vs H0 [95% CI]", "rescued", "broken"):
+        table.add_column(col)
+    for row in [*result.rows, result.rank1]:
+        table.add_row(
+            row.harness,
+            row.direction,
+            f"{row.success:.1%}",
+            f"{row.delta:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]",
+            str(row.rescued),
+            str(row.broken),
+        )
+    stdout.print(table)
+    o, best = result.oracle, result.best_single
+    if best is not None:
+        stdout.print(f"best single sibling: {best.harness} ({best.success:.1%})", highlight=False)
+    stdout.print(f"rank1: routing {result.rank1.routing}, {result.rank1.rollouts} rollouts", highlight=False)
+    stdout.print(
+        f"oracle: {o.covered}/{o.h0_failures} H0 failures covered ({o.coverage:.1%}), success "
+        f"{o.success:.1%}, {o.rollouts} rollouts",
+        highlight=False,
+    )

@@ -326,6 +326,13 @@ class Evolution:
             "".join(json.dumps(r, sort_keys=True) + "\n" for r in self.candidates), "utf-8"
         )
         pool.save(self.out)
+        if pool.siblings:  # the validation profile: the evidence of the default (validation) route
+            from reharness.pool.profile import measure_profile
+
+            records = {s.id: m.records for s, m in zip(siblings, admitted, strict=True)}
+            measure_profile(pool, valid.episodes, records, policy=pool.policy, split="valid").save(pool)
+        else:  # a profile left by an earlier evolve into the same --out belongs to another pool
+            (self.out / "profile.json").unlink(missing_ok=True)
         result = EvolveResult(pool, admitted, measured, train, valid, clusters, self.candidates, self.out)
         from reharness.pool.evolve_report import write_report
 

@@ -20,6 +20,11 @@ CONTRACT_KEYS = {
     "mean_steps",
     "trajectory_digest",
     "out",
+    "policy_errors",
+    "env_errors",
+    "retried_errors",
+    "model_requests",
+    "valid_replies",
 }
 
 
@@ -41,6 +46,8 @@ def test_run_json_contract_and_digest(env: str, tmp_path: Path) -> None:
     assert set(first) == CONTRACT_KEYS
     assert first["env"] == env and first["agent"] == "solver" and first["n"] == 8
     assert first["success_rate"] == 1.0 and first["mean_score"] == 1.0 and first["mean_steps"] > 1
+    assert first["policy_errors"] == first["env_errors"] == first["retried_errors"] == 0
+    assert first["valid_replies"] == first["model_requests"] == round(8 * first["mean_steps"])
     same = run_json("--env", env, "--agent", "solver", "--n", "8", "--out", str(tmp_path / "b"))
     assert same["trajectory_digest"] == first["trajectory_digest"]
     other = run_json(

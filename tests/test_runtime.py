@@ -19,6 +19,7 @@ from reharness.runtime import (
     SolverAgent,
     noop_overlay,
 )
+from reharness.store.records import infrastructure_error
 
 
 def run(env: CounterEnv, agent: Any, harness: Harness, index: int = 0, seed: int = 7):
@@ -70,6 +71,22 @@ def test_policy_exception_ends_episode_with_error_not_crash() -> None:
     rec = run(CounterEnv(split="test"), FunctionAgent(boom), base())
     assert rec.termination == "error" and "server went away" in (rec.error or "")
     assert "policy_error" in rec.steps[0].flags
+
+
+def test_infrastructure_errors_are_told_apart_from_agent_failures() -> None:
+    class Broken(CounterEnv):
+        def _transition(self, action: str) -> Any:
+            raise OSError("disk gone")
+
+    env_failed = run(Broken(split="test"), replies("Action: inc"), base())
+    assert env_failed.termination == "error" and "env_error" in env_failed.steps[-1].flags
+    assert infrastructure_error(env_failed) == "env"
+    policy_failed = run(
+        CounterEnv(split="test"), FunctionAgent(lambda r: ChatResponse(error="HTTP 500")), base()
+    )
+    assert infrastructure_error(policy_failed) == "policy" and policy_failed.error == "policy error: HTTP 500"
+    wrong = run(CounterEnv(split="test"), replies("Action: look", "Action: submit"), base())
+    assert wrong.termination in ("terminated", "success") and infrastructure_error(wrong) is None
 
 
 def test_step_limit_from_harness() -> None:

@@ -33,8 +33,22 @@ LATE_SNAP = Patch(
 )
 
 
+PROVENANCE = {"attempts", "retry_waits_s", "retry_errors", "replayed", "prompt_tokens"}
+
+
 def _outputs(run_dir: str | None) -> list[object]:
-    return [(s.context_digest, s.output) for e in RunStore(run_dir or "").episodes() for s in e.steps]
+    """What the policy replied at each step (not how the reply was obtained: called or replayed)."""
+    return [
+        (s.context_digest, s.output and s.output.model_dump(exclude=PROVENANCE))
+        for e in RunStore(run_dir or "").episodes()
+        for s in e.steps
+    ]
+
+
+def _replayed(run_dir: str | None) -> int:
+    return sum(
+        bool(s.output and s.output.replayed) for e in RunStore(run_dir or "").episodes() for s in e.steps
+    )
 
 
 async def test_reuse_gives_the_same_result_with_fewer_model_calls(tmp_path: Path) -> None:
@@ -56,6 +70,7 @@ async def test_reuse_gives_the_same_result_with_fewer_model_calls(tmp_path: Path
     assert reused.cost.model_calls == with_calls[0] < without_calls[0]
     assert reused.cost.model_calls + reused.cost.reused_calls == without_calls[0]
     assert reused.cost.reused_calls >= 3 * SPEC.n  # every episode replays at least its first 3 decisions
+    assert _replayed(reused.run_dir) == reused.cost.reused_calls and _replayed(plain.run_dir) == 0
 
 
 async def test_replay_needs_the_same_seed_and_context_and_stops_at_the_first_mismatch() -> None:

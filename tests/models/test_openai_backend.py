@@ -152,15 +152,42 @@ async def test_malformed_json_is_retried_then_reported(server: ChatServer) -> No
     assert reply.error is not None and "malformed JSON" in reply.error
 
 
-async def test_empty_choices_and_client_errors_are_not_retried(server: ChatServer) -> None:
-    server.faults.extend([Fault("empty_choices"), Fault("status", 401)])
+async def test_empty_choices_are_retried_and_traced(server: ChatServer) -> None:
+    server.faults.extend([Fault("empty_choices"), Fault("empty_choices")])
     backend = client(server)
-    empty = await backend.complete(request())
+    reply = await backend.complete(request())
+    await backend.close()
+    assert reply.error is None and reply.text and backend.retries == 2 and len(server.request_times) == 3
+    assert reply.attempts == 3 and len(reply.retry_waits_s) == 2 and all(w > 0 for w in reply.retry_waits_s)
+    assert all("no choices" in e for e in reply.retry_errors)
+    server.faults.extend([Fault("empty_choices")] * 2)
+    strict = client(server, max_retries=1)
+    given_up = await strict.complete(request())
+    await strict.close()
+    assert (
+        given_up.error is not None and "no choices" in given_up.error and "gave up after 1" in given_up.error
+    )
+    assert given_up.attempts == 2
+
+
+async def test_client_errors_are_not_retried(server: ChatServer) -> None:
+    server.faults.append(Fault("status", 401))
+    backend = client(server)
     unauthorised = await backend.complete(request())
     await backend.close()
-    assert empty.error is not None and "no choices" in empty.error
     assert unauthorised.error is not None and "OPENAI_API_KEY" in unauthorised.error
-    assert backend.retries == 0 and len(server.request_times) == 2
+    assert backend.retries == 0 and len(server.request_times) == 1 and unauthorised.attempts == 1
+
+
+def test_retry_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REHARNESS_OPENAI_MAX_RETRIES", "2")
+    monkeypatch.setenv("REHARNESS_OPENAI_BACKOFF_S", "0.05")
+    backend = OpenAIBackend("m", "http://127.0.0.1:9")
+    assert (backend.max_retries, backend.backoff_base_s) == (2, 0.05)
+    assert OpenAIBackend("m", "http://127.0.0.1:9", max_retries=0).max_retries == 0
+    monkeypatch.setenv("REHARNESS_OPENAI_MAX_RETRIES", "1.5")
+    with pytest.raises(ConfigError, match="REHARNESS_OPENAI_MAX_RETRIES"):
+        OpenAIBackend("m", "http://127.0.0.1:9")
 
 
 async def test_dropped_and_refused_connections(server: ChatServer) -> None:
@@ -213,14 +240,19 @@ async def test_run_batch_through_the_runtime_survives_faults(server: ChatServer,
     spec = f"openai:tiny@{server.base_url}"
     agent = make_agent(spec)
     assert isinstance(agent, OpenAIBackend)
-    agent.backoff_base_s, agent.max_retries = 0.01, 1
+    agent.backoff_base_s, agent.max_retries = 0.01, 2
     server.faults.extend([Fault("status", 500), Fault("empty_choices")])
     run = RunSpec(env="household", agent=spec, split="test", n=4, seed=0, concurrency=4)
     result = await run_batch(run, agent, small_harness("household"), out_dir=tmp_path)
     await agent.close()
     assert len(result.episodes) == 4
-    errors = [e for e in result.episodes if e.termination == "error"]
-    assert len(errors) == 1 and "no choices" in (errors[0].error or "")
+    assert [e for e in result.episodes if e.termination == "error"] == []  # both faults were retried
+    traced = [s.output for e in result.episodes for s in e.steps if s.output and s.output.attempts > 1]
+    assert sum(o.attempts - 1 for o in traced) == 2  # each fault left one retry in the trajectory
+    assert sorted(("no choices" in err, "HTTP 500" in err) for o in traced for err in o.retry_errors) == [
+        (False, True),
+        (True, False),
+    ]
     outputs = [s.output for e in result.episodes for s in e.steps if s.output and not s.output.error]
     assert outputs and all(o.completion_token_ids for o in outputs)
     assert all(len(o.completion_token_ids or []) == len(o.logprobs or []) for o in outputs)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from reharness.core.errors import ReharnessError
+from reharness.core.secrets import redact
 
 stdout = Console()
 stderr = Console(stderr=True)
@@ -17,7 +18,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def friendly_errors(fn: F) -> F:
-    """Print :class:`ReharnessError` as 'error: …' plus the fix, and exit with code 2 (no traceback)."""
+    """Print :class:`ReharnessError` as 'error: …' plus the fix (secrets redacted), and exit with code 2
+    (or the error's ``exit_code``; no traceback)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -25,9 +27,11 @@ def friendly_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except ReharnessError as exc:
             stderr.print("error", style="bold red", end="")
-            stderr.print(f": [{exc.code}] {exc.message}", highlight=False, markup=False, soft_wrap=True)
+            message = redact(exc.message)
+            stderr.print(f": [{exc.code}] {message}", highlight=False, markup=False, soft_wrap=True)
             if exc.hint:
-                stderr.print(f"  how to fix: {exc.hint}", highlight=False, markup=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+                hint = redact(exc.hint)
+                stderr.print(f"  how to fix: {hint}", highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(getattr(exc, "exit_code", 2)) from None
 
     return wrapper  # type: ignore[return-value]

@@ -118,6 +118,14 @@ def improve(
     no_prefix_reuse: Annotated[
         bool, typer.Option("--no-prefix-reuse", help="Call the model for every step of patched reruns.")
     ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="On resume, run again the episodes that ended in an infrastructure error "
+            "(model server or environment failed).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Improve a frozen agent's harness: failures → engineer's patches → paired reruns → accept the best
@@ -138,11 +146,22 @@ def improve(
         max_steps=max_steps,
         concurrency=concurrency,
         prefix_reuse=not no_prefix_reuse,
+        retry_errors=retry_errors,
     )
     if as_json:
         print(json.dumps(result.contract()))
     else:
         _print_summary(result)
+    _note_errors(result, retry_errors)
+
+
+def _note_errors(result: Any, retry_flag: bool) -> None:
+    """Tell stderr how many episodes of the whole invocation ended in infrastructure errors."""
+    from reharness.cli.infra import note_errors
+
+    rows = [*result.rounds, *result.candidates] + ([result.heldout] if result.heldout else [])
+    policy, env = sum(r.policy_errors for r in rows), sum(r.env_errors for r in rows)
+    note_errors(policy, env, retried=0, retry_flag=retry_flag, example=None, where=" (all batches)")
 
 
 @friendly_errors

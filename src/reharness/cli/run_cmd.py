@@ -1,4 +1,9 @@
-"""``reharness run``: run a batch of episodes with a progress bar and print or show a summary."""
+"""``reharness run``: run a batch of episodes with a progress bar and print or show a summary.
+
+The summary counts the episodes that ended in infrastructure errors (``policy_errors``, ``env_errors``) and
+the model requests that got a valid reply; a run in which none did exits with status 3 (after printing the
+summary, also with ``--json``). See :mod:`reharness.cli.infra`.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.infra import NO_VALID_REPLY_EXIT, first_error, no_valid_reply, note_errors
+from reharness.core.secrets import redact
 from reharness.envs.registry import resolve_env_name
 from reharness.failures.detectors import failure_codes
 from reharness.models.registry import make_agent
@@ -75,6 +82,14 @@ def run(
         "runs"
     ),
     overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="On resume, run again the episodes that ended in an infrastructure error "
+            "(model server or environment failed).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary object on stdout.")] = False,
     no_train: Annotated[
         bool,
@@ -83,7 +98,10 @@ def run(
         ),
     ] = False,
 ) -> None:
-    """Run a batch of episodes (resumes an interrupted run with the same options)."""
+    """Run a batch of episodes (resumes an interrupted run with the same options).
+
+    Exits with status 3 when no model request of the run got a valid reply (server down, bad key, ...).
+    """
     env_name = resolve_env_name(env).name
     config = load_harness_config(harness, env_name) if harness else base_harness_config(env_name)
     spec = RunSpec(
@@ -131,6 +149,7 @@ def run(
                     on_start,
                     on_episode,
                     annotate=failure_codes,
+                    retry_errors=retry_errors,
                 )
             finally:
                 await policy.close()  # HTTP pools, model worker threads
@@ -147,8 +166,24 @@ def run(
         "trajectory_digest": result.digest,
         "out": result.out,
     }
+    errors = result.infrastructure_errors()
+    requests, valid = result.model_replies()
+    summary |= {
+        "policy_errors": errors["policy"],
+        "env_errors": errors["env"],
+        "retried_errors": result.retried,
+        "model_requests": requests,
+        "valid_replies": valid,
+    }
     if as_json:
-        print(json.dumps(summary))
+        print(redact(json.dumps(summary)))
     else:
         for key, value in summary.items():
-            stdout.print(f"{key:>18}: {value}", highlight=False)
+            stdout.print(f"{key:>18}: {redact(str(value))}", highlight=False)
+    example = first_error(result.episodes)
+    note_errors(
+        errors["policy"], errors["env"], retried=result.retried, retry_flag=retry_errors, example=example
+    )
+    if requests and not valid:
+        stderr.print(no_valid_reply(requests, example), highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(NO_VALID_REPLY_EXIT)

@@ -12,6 +12,7 @@ from rich.table import Table
 from reharness.cli.common import friendly_errors, stdout
 from reharness.failures.detectors import detect
 from reharness.store.parquet import export_parquet
+from reharness.store.records import infrastructure_error
 from reharness.store.run_store import open_run_dir
 
 
@@ -52,6 +53,22 @@ def show(
     terms = Counter(e.termination for e in eps)
     flags = Counter(f for e in eps for s in e.steps for f in s.flags)
     stdout.print("terminations: " + ", ".join(f"{k}={v}" for k, v in sorted(terms.items())), highlight=False)
+    outputs = [s.output for e in eps for s in e.steps if s.output is not None]
+    retried = [o for o in outputs if o.attempts > 1]
+    if retried:
+        retries, waited = sum(o.attempts - 1 for o in retried), sum(sum(o.retry_waits_s) for o in retried)
+        stdout.print(
+            f"model retries: {len(retried)} of {len(outputs)} replies needed {retries} retries "
+            f"({waited:.1f} s waited)",
+            highlight=False,
+        )
+    infra = Counter(infrastructure_error(e) for e in eps)
+    if infra["policy"] or infra["env"]:
+        stdout.print(
+            f"infrastructure errors (not agent failures): policy={infra['policy']}, env={infra['env']} "
+            "(rerun the run's command with --retry-errors to run them again)",
+            highlight=False,
+        )
     stdout.print(
         "step flags: " + (", ".join(f"{k}={v}" for k, v in sorted(flags.items())) or "none"), highlight=False
     )

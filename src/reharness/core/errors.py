@@ -61,6 +61,13 @@ class StoreError(ReharnessError):
     code = "store_error"
 
 
+class NoValidReplyError(ReharnessError):
+    """No model request of a batch got a valid reply (server down, key refused, every retry failed)."""
+
+    code = "no_valid_reply"
+    exit_code = 3  # the CLI's status for it, as `reharness run` uses (2 is a usage error)
+
+
 def did_you_mean(name: str, choices: list[str]) -> str:
     """Return a 'did you mean' suffix listing the closest of ``choices`` (or all of them)."""
     import difflib

@@ -65,3 +65,7 @@ class ChatResponse(BaseModel):
     completion_token_ids: tuple[int, ...] | None = None
     logprobs: tuple[float, ...] | None = None
     error: str | None = None
+    attempts: int = Field(1, ge=0, description="Requests sent for this reply (retries + 1; 0: replayed).")
+    retry_waits_s: tuple[float, ...] = Field((), description="Seconds waited before each retry.")
+    retry_errors: tuple[str, ...] = Field((), description="Why each retried attempt failed.")
+    replayed: bool = Field(False, description="A recorded reply reused instead of calling the model.")

@@ -12,8 +12,11 @@ episodes instead of rerunning them (an interrupted baseline resumes). Baselines 
 targets: a different policy id or harness gives a different key.
 
 Every measured run (baseline or patched) writes ``cost.json`` next to its episodes — model calls made and
-saved, tokens, seconds — accumulated over invocations, so a run loaded from the cache reports what it cost
-to produce.
+saved, tokens, seconds — so a run loaded from the cache reports what it cost to produce. The counts are
+recounted from the stored episodes (:func:`stored_cost`: every policy step records whether its reply was a
+model call or replayed, and its tokens), not from the calls of the latest invocation, so a run killed and
+resumed reports the same costs as one that ran through; only ``seconds`` (wall clock) is accumulated over
+invocations, and the seconds of an invocation that was killed are lost.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from reharness.core.errors import NoValidReplyError
 from reharness.core.hashing import stable_hash
 from reharness.patches.model import Patch
 from reharness.runtime.agents import Agent
@@ -60,6 +64,38 @@ class RunCost(BaseModel):
             completion_tokens=tokens(self.completion_tokens, other.completion_tokens),
             seconds=self.seconds + other.seconds,
         )
+
+
+def stored_cost(episodes: Sequence[EpisodeRecord], seconds: float = 0.0) -> RunCost:
+    """The cost of producing ``episodes``, recounted from their step records.
+
+    ``model_calls`` counts policy steps whose reply came from the model (errors included), ``reused_calls``
+    those replayed from a baseline's prefix; tokens are summed over model calls that reported them.
+    """
+    calls = reused = 0
+    prompt: int | None = None
+    completion: int | None = None
+    for episode in episodes:
+        for step in episode.steps:
+            output = step.output
+            if step.source != "policy" or output is None:
+                continue
+            if output.replayed:
+                reused += 1
+                continue
+            calls += 1
+            if output.prompt_tokens is not None:
+                prompt = (prompt or 0) + output.prompt_tokens
+            if output.completion_token_ids is not None:
+                completion = (completion or 0) + len(output.completion_token_ids)
+    return RunCost(
+        episodes=len(episodes),
+        model_calls=calls,
+        reused_calls=reused,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        seconds=seconds,
+    )
 
 
 @dataclass(frozen=True)
@@ -97,10 +133,12 @@ async def run_measured(
     *,
     replay: Sequence[EpisodeRecord] | None = None,
     on_episode: EpisodeCallback | None = None,
+    retry_errors: bool = False,
 ) -> tuple[BatchResult, RunCost, bool]:
     """Run (or load) a batch through a call-counting (and, with ``replay``, prefix-reusing) agent.
 
     Returns the batch, its accumulated cost and whether every episode was already stored (a cache hit).
+    ``retry_errors`` reruns stored episodes that ended in an infrastructure error (see ``run_batch``).
     """
     from reharness.engineer.prefix import PrefixReuseAgent
     from reharness.failures.detectors import failure_codes
@@ -114,26 +152,26 @@ async def run_measured(
     started = time.perf_counter()
     try:
         result = await run_batch(
-            spec, wrapped, harness, out_dir, False, on_start, on_episode, annotate=failure_codes
+            spec,
+            wrapped,
+            harness,
+            out_dir,
+            False,
+            on_start,
+            on_episode,
+            annotate=failure_codes,
+            retry_errors=retry_errors,
         )
     finally:
         for overlay in harness.overlays:  # also on cancellation (a timed-out candidate)
             await overlay.close()
-    stats = wrapped.stats
     cost_path = Path(result.out) / COST_FILE
     previous = RunCost.model_validate_json(cost_path.read_text("utf-8")) if cost_path.exists() else RunCost()
     cached = state["finished"] == state["total"]
     if cached and cost_path.exists():
         return result, previous, True
-    now = RunCost(
-        episodes=len(result.episodes) - state["finished"],
-        model_calls=stats.model_calls,
-        reused_calls=stats.reused_calls,
-        prompt_tokens=stats.prompt_tokens,
-        completion_tokens=stats.completion_tokens,
-        seconds=time.perf_counter() - started,
-    )
-    total = previous + now
+    # counts from the stored episodes (the same after a restart); wall-clock seconds add up per invocation
+    total = stored_cost(result.episodes, previous.seconds + time.perf_counter() - started)
     cost_path.write_text(json.dumps(total.model_dump(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return result, total, cached
 
@@ -157,6 +195,18 @@ class Baseline:
     def planned(self) -> list[tuple[str, int]]:
         return [(e.task_identity, e.seed) for e in self.episodes]
 
+    def require_replies(self, label: str) -> None:
+        """Raise :class:`NoValidReplyError` if no model request of the batch got a valid reply."""
+        requests, valid = self.result.model_replies()
+        if requests and not valid:
+            first = next((e.error for e in self.episodes if e.error), None)
+            raise NoValidReplyError(
+                f"none of the {requests} model requests of the {label} batch got a valid reply "
+                f"(first: {first})",
+                hint="check that the model server is up and the API key is valid, then rerun the same "
+                "command with --retry-errors",
+            )
+
 
 async def get_baseline(
     spec: RunSpec,
@@ -166,11 +216,17 @@ async def get_baseline(
     *,
     on_episode: EpisodeCallback | None = None,
     max_workers: int = 4,
+    retry_errors: bool = False,
 ) -> Baseline:
     """The baseline of ``target`` on ``spec``'s batch: loaded from ``OUT/baselines/<key>`` or run once."""
     harness = target.harness(max_workers=max_workers)
     key = baseline_key(agent.policy_id, harness.identity, planned_episodes(spec, harness))
     result, cost, cached = await run_measured(
-        spec, agent, harness, Path(out_dir) / "baselines" / key, on_episode=on_episode
+        spec,
+        agent,
+        harness,
+        Path(out_dir) / "baselines" / key,
+        on_episode=on_episode,
+        retry_errors=retry_errors,
     )
     return Baseline(spec=spec, target=target, result=result, key=key, cost=cost, cached=cached)

@@ -18,7 +18,13 @@ and ``result.json["stack"]`` lists all of them in order — apply them with repe
 ``patches/round-R.json``, ``candidates.json`` / ``candidates.csv``, ``report.md``, ``result.json``,
 ``round-R/packet.json`` and ``round-R/proposals.jsonl`` (raw replies kept for training), ``runs/`` (every
 baseline and patched run; rerunning the same command loads them) and ``timings.json`` (wall-clock seconds,
-the only non-deterministic file).
+the only non-deterministic file). Every file is written through :func:`reharness.core.secrets.redact`.
+
+**Restarts.** An interrupted ``improve`` resumes every run where it stopped; costs are recounted from the
+stored episodes (:func:`reharness.engineer.baseline.stored_cost`), so the files report the same costs as an
+uninterrupted invocation. Episodes that ended in an infrastructure error (model server or env failed) are
+counted in ``policy_errors`` / ``env_errors`` and kept on resume unless ``retry_errors`` is set; a baseline
+in which no model request got a valid reply stops the loop (``NoValidReplyError``, exit status 3).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from reharness.core.errors import ConfigError, ReharnessError
 from reharness.core.hashing import derive_seed
+from reharness.core.secrets import redact
 from reharness.engineer.baseline import Baseline, Target, get_baseline
 from reharness.engineer.improve_result import CandidateRow, ImproveConfig, ImproveResult, RoundSummary
 from reharness.engineer.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
@@ -96,13 +103,19 @@ def _row(round_index: int, proposal: Proposal, result: PairedResult, accepted: b
         hook_errors=result.hook_errors,
         model_calls=result.cost.model_calls,
         reused_calls=result.cost.reused_calls,
+        policy_errors=result.policy_errors,
+        env_errors=result.env_errors,
         accepted=accepted,
     )
 
 
 def _write_json(path: Path, data: Any) -> None:
+    _write_text(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def _write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(redact(text), encoding="utf-8")
 
 
 class _Loop:
@@ -145,8 +158,11 @@ class _Loop:
 
     async def baseline(self, spec: RunSpec, target: Target, label: str) -> Baseline:
         callback = self.events.batch(label, spec.n or 0)
-        found = await get_baseline(spec, self.agent, target, self.runs, on_episode=callback)
+        found = await get_baseline(
+            spec, self.agent, target, self.runs, on_episode=callback, retry_errors=self.config.retry_errors
+        )
         self.events.batch_done(label)
+        found.require_replies(label)  # a dead model server stops the loop before the engineer sees it
         self.timings[label] = round(found.cost.seconds, 3)
         return found
 
@@ -161,7 +177,7 @@ class _Loop:
         packet = extract_packet(base.episodes, run_meta=RunStore(base.result.out).read_meta())
         round_dir = self.out / f"round-{r}"
         round_dir.mkdir(parents=True, exist_ok=True)
-        (round_dir / "packet.json").write_text(packet.to_json() + "\n", encoding="utf-8")
+        _write_text(round_dir / "packet.json", packet.to_json() + "\n")
         summary = RoundSummary(
             round=r,
             batch_seed=seed,
@@ -172,6 +188,8 @@ class _Loop:
             proposals=0,
             valid_proposals=0,
             baseline_model_calls=base.cost.model_calls,
+            policy_errors=base.result.infrastructure_errors()["policy"],
+            env_errors=base.result.infrastructure_errors()["env"],
         )
         self.result.rounds.append(summary)
         if packet.header.failures_found == 0:
@@ -180,7 +198,7 @@ class _Loop:
         self.events.stage(f"round {r}: {c.k} proposals from {c.engineer}")
         proposals = await self.engineer.propose(packet, c.k, seed=derive_seed(c.seed, "engineer", r) % 2**31)
         lines = [json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) for p in proposals]
-        (round_dir / "proposals.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        _write_text(round_dir / "proposals.jsonl", "".join(line + "\n" for line in lines))
         summary.proposals, summary.valid_proposals = len(proposals), sum(p.valid for p in proposals)
         candidates = [
             Candidate(f"r{r}-c{i}", p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
@@ -197,6 +215,7 @@ class _Loop:
             evidence=packet.leakage_evidence(),
             prefix_reuse=c.prefix_reuse,
             on_episode=lambda cid, record: bars[cid](record),
+            retry_errors=c.retry_errors,
         )
         for cid in bars:
             self.events.batch_done(cid)
@@ -233,6 +252,7 @@ class _Loop:
             prefix_reuse=c.prefix_reuse,
             ci_seed=c.seed,
             on_episode=callback,
+            retry_errors=c.retry_errors,
         )
         self.events.batch_done("heldout patched")
         self.timings["heldout patched"] = round(result.cost.seconds, 3)
@@ -244,15 +264,15 @@ class _Loop:
         res, out = self.result, self.out
         if res.stack:
             final = Path(res.stack[-1])
-            (out / "patch.json").write_text(final.read_text(encoding="utf-8"), encoding="utf-8")
+            _write_text(out / "patch.json", final.read_text(encoding="utf-8"))
             res.patch_path = str(out / "patch.json")
         else:  # a patch.json left by an earlier invocation in the same --out must not look accepted
             (out / "patch.json").unlink(missing_ok=True)
         rows = [row.model_dump(mode="json") for row in res.candidates]
         _write_json(out / "candidates.json", rows)
-        (out / "candidates.csv").write_text(candidates_csv(res.candidates), encoding="utf-8")
+        _write_text(out / "candidates.csv", candidates_csv(res.candidates))
         _write_json(out / "result.json", res.model_dump(mode="json", exclude=_SECONDS))
-        (out / "report.md").write_text(render_report(res), encoding="utf-8")
+        _write_text(out / "report.md", render_report(res))
         _write_json(out / "timings.json", self.timings)
 
 

@@ -32,6 +32,7 @@ class ImproveConfig(BaseModel):
     concurrency: int = Field(8, gt=0, le=256)
     candidate_timeout_s: float | None = Field(1800.0, gt=0)
     prefix_reuse: bool = True
+    retry_errors: bool = False
 
     @classmethod
     def build(cls, **values: Any) -> ImproveConfig:
@@ -63,6 +64,8 @@ class CandidateRow(BaseModel):
     hook_errors: int = 0
     model_calls: int = 0
     reused_calls: int = 0
+    policy_errors: int = 0
+    env_errors: int = 0
     accepted: bool = False
 
 
@@ -77,6 +80,8 @@ class RoundSummary(BaseModel):
     valid_proposals: int
     accepted: str | None = None
     baseline_model_calls: int = 0
+    policy_errors: int = 0
+    env_errors: int = 0
 
 
 class ImproveResult(BaseModel):

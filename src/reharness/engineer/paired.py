@@ -13,6 +13,8 @@ returns a :class:`PairedResult`:
   resampling (a task's baseline and patched scores stay together), :data:`BOOTSTRAP_RESAMPLES` resamples,
   95 %, a fixed seed, so the interval is deterministic.
 - **cost**: episodes, model calls made and saved (prefix reuse, :mod:`.prefix`), tokens, seconds.
+- **infrastructure errors**: patched episodes that ended in a policy error / env error (the model server or
+  the environment failed, not the patch), counted apart so a report can say how much of Δ_B they touch.
 
 Scoring rules: a patch that is missing (the engineer's reply did not parse), statically invalid, for another
 environment, or *degenerate* (no effect of its own hooks on any step of the whole batch; effects of patches
@@ -42,7 +44,7 @@ from reharness.patches.validate import validate_patch
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import planned_episodes
 from reharness.runtime.harness import Harness
-from reharness.store.records import EpisodeRecord
+from reharness.store.records import EpisodeRecord, infrastructure_error
 
 #: Bootstrap resamples of the confidence interval (percentile method, 95 %).
 BOOTSTRAP_RESAMPLES = 2000
@@ -79,6 +81,8 @@ class PairedResult(BaseModel):
     ci_resamples: int = BOOTSTRAP_RESAMPLES
     effect_steps: int = 0
     hook_errors: int = 0
+    policy_errors: int = 0
+    env_errors: int = 0
     cost: RunCost = Field(default_factory=RunCost)
     run_dir: str | None = None
 
@@ -150,6 +154,7 @@ def compare(
     wins = [float(p.success) - float(b.success) for b, p in zip(baseline, patched, strict=True)]
     success_low, success_high = bootstrap_ci(wins, resamples, seed=ci_seed)
     base_success = sum(e.success for e in baseline) / n
+    infra = [infrastructure_error(e) for e in patched]
     patched_success = sum(e.success for e in patched) / n
     return PairedResult(
         candidate_id=candidate_id,
@@ -171,6 +176,8 @@ def compare(
         ci_resamples=resamples,
         effect_steps=effect_steps,
         hook_errors=sum(1 for e in patched for s in e.steps for err in s.hook_errors if ours(err.overlay)),
+        policy_errors=infra.count("policy"),
+        env_errors=infra.count("env"),
         cost=cost or RunCost(),
         run_dir=run_dir,
     )
@@ -203,6 +210,8 @@ def scored_zero(
         patched_success=success,
         success_delta=0.0,
         hook_errors=measured.hook_errors if measured else 0,
+        policy_errors=measured.policy_errors if measured else 0,
+        env_errors=measured.env_errors if measured else 0,
         cost=measured.cost if measured else RunCost(),
         run_dir=measured.run_dir if measured else None,
     )
@@ -239,6 +248,7 @@ async def evaluate_patch(
     max_workers: int = 4,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     check: bool = True,
+    retry_errors: bool = False,
 ) -> PairedResult:
     """Rerun ``baseline``'s batch with ``patch`` (one patch, or several stacked in order) and compare.
 
@@ -264,6 +274,7 @@ async def evaluate_patch(
         Path(out_dir) / "paired",
         replay=baseline.episodes if prefix_reuse else None,
         on_episode=on_episode,
+        retry_errors=retry_errors,
     )
     measured = compare(
         candidate_id,
@@ -304,6 +315,7 @@ async def evaluate_candidates(
     prefix_reuse: bool = True,
     max_workers: int = 4,
     on_episode: Callable[[str, EpisodeRecord], None] | None = None,
+    retry_errors: bool = False,
 ) -> list[PairedResult]:
     """Evaluate candidates concurrently; a crash or timeout of one is recorded and costs only itself.
 
@@ -328,6 +340,7 @@ async def evaluate_candidates(
                     max_workers=max_workers,
                     on_episode=callback,
                     check=False,
+                    retry_errors=retry_errors,
                 ),
                 timeout_s,
             )

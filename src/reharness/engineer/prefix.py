@@ -16,7 +16,9 @@ episode that does not match, the real agent answers every remaining request of t
 
 Assumption (documented, and tested with a context-deterministic agent): the policy's reply is a function of
 the request (messages and seed). Outputs recorded as policy errors are never replayed (an error may be
-transient); prompt token ids are not recorded, so replayed replies carry none.
+transient); prompt token ids are not recorded, so replayed replies carry none. A replayed reply is marked
+(``ChatResponse.replayed``, stored as ``PolicyOutput.replayed``), so a run's cost can be recounted from its
+stored episodes alone (:func:`reharness.engineer.baseline.stored_cost`).
 
 :class:`CallStats` counts real calls, replayed calls and tokens; a :class:`PrefixReuseAgent` without a
 baseline is a plain call counter (used for baselines, so their cost is measured the same way).
@@ -76,6 +78,8 @@ def _response(output: PolicyOutput) -> ChatResponse:
         tool_calls=tuple(output.tool_calls),
         completion_token_ids=None if ids is None else tuple(ids),
         logprobs=None if logprobs is None else tuple(logprobs),
+        attempts=0,
+        replayed=True,
     )
 
 

@@ -78,6 +78,21 @@ def render_report(result: ImproveResult) -> str:
             f"| {r.round} | {r.batch_size} | {_pct(r.baseline_success)} | {r.failures} | "
             f"{r.proposals} ({r.valid_proposals}) | {r.accepted or '—'} |"
         )
+    infra = [
+        f"round {r.round} baseline: {r.policy_errors} policy, {r.env_errors} env"
+        for r in result.rounds
+        if r.policy_errors or r.env_errors
+    ] + [
+        f"{row.id}: {row.policy_errors} policy, {row.env_errors} env"
+        for row in result.candidates
+        if row.policy_errors or row.env_errors
+    ]
+    if infra:
+        lines += [
+            "",
+            "Episodes that ended in infrastructure errors (the model server or the environment failed, not "
+            "the agent): " + "; ".join(infra) + ". Rerun with `--retry-errors` to run them again.",
+        ]
     lines += [
         "",
         "## Candidates",

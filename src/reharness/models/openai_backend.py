@@ -1,11 +1,15 @@
 """OpenAI-compatible chat backend (``openai:MODEL@BASE_URL``): vLLM, SGLang, llama.cpp, Ollama, hosted APIs.
 
 One pooled ``httpx.AsyncClient`` per backend (keep-alive, bounded connections, connect/read timeouts).
-Transient faults — HTTP 408/409/429/5xx, connection errors, timeouts, a reply that is not JSON — are retried
-with exponential backoff and full jitter, honouring ``Retry-After`` (seconds or an HTTP date) up to
-``max_retry_after_s``; after ``max_retries`` retries, or on a non-transient fault (400, 401, 404, a reply with
-no choices), the request ends in ``ChatResponse(error=...)`` that names the fault and how to fix it. Nothing
-raises out of :meth:`OpenAIBackend.complete`, so a fault becomes data in the episode, never a crashed run.
+Transient faults — HTTP 408/409/429/5xx, connection errors, timeouts, a reply that is not JSON, a reply with
+an empty or missing ``choices`` list (an overloaded or misbehaving server, like a 5xx) — are retried with
+exponential backoff and full jitter, honouring ``Retry-After`` (seconds or an HTTP date) up to
+``max_retry_after_s``; after ``max_retries`` retries, or on a non-transient fault (400, 401, 404), the request
+ends in ``ChatResponse(error=...)`` that names the fault and how to fix it. Nothing raises out of
+:meth:`OpenAIBackend.complete`, so a fault becomes data in the episode, never a crashed run. Every reply
+carries its retry trace (``attempts``, ``retry_waits_s``, ``retry_errors``), which the episode stores in the
+step record. The API key is registered with :func:`reharness.core.secrets.register_secret` and every
+message built from a server's reply is redacted, so a server that echoes the key cannot leak it.
 
 Per request it sends ``seed`` and the sampling parameters, ``tools`` when the harness offers any (replies'
 ``tool_calls`` are parsed; malformed ``arguments`` are kept as data, see :mod:`reharness.models.base`), and
@@ -13,6 +17,10 @@ Per request it sends ``seed`` and the sampling parameters, ``tools`` when the ha
 logprobs. Token ids are read when the server returns them (vLLM's ``prompt_token_ids`` / choice ``token_ids``
 with ``return_token_ids``, or ``token_id:N`` logprob tokens with ``return_tokens_as_token_ids``; pass either
 through ``extra_body``).
+
+The retry budget can be set without code, for ``reharness run --agent openai:…``: the environment variables
+``REHARNESS_OPENAI_MAX_RETRIES`` and ``REHARNESS_OPENAI_BACKOFF_S`` (the base of the exponential backoff)
+give the defaults of ``max_retries`` and ``backoff_base_s``.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ from typing import Any
 import httpx
 
 from reharness.core.agent import Agent
+from reharness.core.errors import ConfigError
+from reharness.core.secrets import redact, register_secret
 from reharness.core.types import ChatRequest, ChatResponse, ToolCall
 from reharness.models.base import malformed_tool_call, openai_messages, parse_arguments
 
@@ -43,6 +53,24 @@ class _Retry(Exception):
         super().__init__(message)
         self.message = message
         self.wait = wait
+
+
+def _env(name: str, default: float) -> float:
+    """A non-negative number from ``$REHARNESS_OPENAI_<name>`` (``default`` when unset)."""
+    var = f"REHARNESS_OPENAI_{name}"
+    raw = os.environ.get(var)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0 or (name == "MAX_RETRIES" and not value.is_integer()):
+        kind = "a whole number" if name == "MAX_RETRIES" else "a number of seconds"
+        raise ConfigError(
+            f"${var}={raw!r} is not {kind} >= 0", hint=f"set {var} to e.g. {default:g}, or unset it"
+        )
+    return value
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -72,8 +100,8 @@ class OpenAIBackend(Agent):
         api_key_env: str = "OPENAI_API_KEY",
         timeout_s: float = 120.0,
         connect_timeout_s: float = 10.0,
-        max_retries: int = 5,
-        backoff_base_s: float = 0.5,
+        max_retries: int | None = None,
+        backoff_base_s: float | None = None,
         backoff_max_s: float = 30.0,
         max_retry_after_s: float = 120.0,
         max_connections: int = 64,
@@ -85,8 +113,8 @@ class OpenAIBackend(Agent):
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.api_key_env = api_key_env
         self.timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
-        self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
+        self.max_retries = max_retries if max_retries is not None else int(_env("MAX_RETRIES", 5))
+        self.backoff_base_s = backoff_base_s if backoff_base_s is not None else _env("BACKOFF_S", 0.5)
         self.backoff_max_s = backoff_max_s
         self.max_retry_after_s = max_retry_after_s
         self.limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
@@ -103,6 +131,7 @@ class OpenAIBackend(Agent):
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
+            register_secret(key)
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -145,31 +174,58 @@ class OpenAIBackend(Agent):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         try:
-            return await self._complete(request)
+            response = await self._complete(request)
         except Exception as exc:  # the contract: faults are data, never an exception out of the run
-            return ChatResponse(error=f"openai backend: unexpected {type(exc).__name__}: {exc}"[:1000])
+            response = ChatResponse(error=f"openai backend: unexpected {type(exc).__name__}: {exc}"[:1000])
+        if response.error is None and not response.retry_errors:
+            return response
+        return response.model_copy(  # messages quote the server and exceptions: no secret leaves here
+            update={
+                "error": None if response.error is None else redact(response.error),
+                "retry_errors": tuple(redact(e) for e in response.retry_errors),
+            }
+        )
 
     async def _complete(self, request: ChatRequest) -> ChatResponse:
         url = f"{self.base_url}/chat/completions"
         last = ""
+        waits: list[float] = []
+        errors: list[str] = []
+
+        def traced(response: ChatResponse) -> ChatResponse:
+            return response.model_copy(
+                update={
+                    "attempts": len(errors) + 1,
+                    "retry_waits_s": tuple(round(w, 3) for w in waits),
+                    "retry_errors": tuple(errors),
+                }
+            )
+
         for attempt in range(self.max_retries + 1):
             try:
-                return await self._attempt(url, request)
+                return traced(await self._attempt(url, request))
             except _Retry as retry:
                 last = retry.message
                 if attempt == self.max_retries:
                     break
                 wait = self.backoff(attempt) if retry.wait is None else retry.wait
                 if wait > self.max_retry_after_s:
-                    return ChatResponse(
-                        error=f"{last}; the server asks to wait {wait:.0f}s (> max_retry_after_s="
-                        f"{self.max_retry_after_s:.0f}s)"
+                    return traced(
+                        ChatResponse(
+                            error=f"{last}; the server asks to wait {wait:.0f}s (> max_retry_after_s="
+                            f"{self.max_retry_after_s:.0f}s)"
+                        )
                     )
                 self.retries += 1
+                errors.append(last[:300])
+                waits.append(wait)
                 await asyncio.sleep(wait)
-        return ChatResponse(
-            error=f"{last} (gave up after {self.max_retries} retries; check that the server at "
-            f"{self.base_url} is up and not overloaded, or raise max_retries)"
+        return traced(
+            ChatResponse(
+                error=f"{last} (gave up after {self.max_retries} retries; check that the server at "
+                f"{self.base_url} is up and not overloaded, or raise max_retries "
+                "($REHARNESS_OPENAI_MAX_RETRIES))"
+            )
         )
 
     async def _attempt(self, url: str, request: ChatRequest) -> ChatResponse:
@@ -199,6 +255,12 @@ class OpenAIBackend(Agent):
             data = reply.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise _Retry(f"malformed JSON from {url}: {exc}: {_snippet(reply.text)}") from exc
+        if isinstance(data, dict) and not data.get("choices"):
+            detail = "an error" if data.get("error") else "no choices"
+            raise _Retry(
+                f"the server returned {detail}: {_snippet(json.dumps(data))}",
+                wait=retry_after_seconds(reply.headers.get("retry-after")),
+            )
         return parse_completion(data)
 
 
@@ -257,5 +319,6 @@ def _logprobs(block: Any) -> tuple[tuple[float, ...] | None, tuple[int, ...] | N
 
 
 def _snippet(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
+    """A redacted one-line excerpt of a server's reply for an error message."""
+    text = redact(" ".join(text.split()))
     return text if len(text) <= limit else text[:limit] + "…"

@@ -209,6 +209,11 @@ class EpisodeRunner:
                     error=response.error,
                     completion_token_ids=_opt_list(response.completion_token_ids),
                     logprobs=_opt_list(response.logprobs),
+                    attempts=response.attempts,
+                    retry_waits_s=list(response.retry_waits_s),
+                    retry_errors=list(response.retry_errors),
+                    replayed=response.replayed,
+                    prompt_tokens=_opt_len(response.prompt_token_ids),
                 )
                 assistant = Message(role="assistant", content=response.text, tool_calls=response.tool_calls)
                 if response.error:
@@ -336,3 +341,7 @@ def _with_action(ctx: ReadOnlyView, action: str) -> ReadOnlyView:
 
 def _opt_list(value: Any) -> list[Any] | None:
     return None if value is None else list(value)
+
+
+def _opt_len(value: Any) -> int | None:
+    return None if value is None else len(value)

@@ -5,6 +5,12 @@ not change trajectories, such as concurrency) names the run, so re-running the s
 run directory and completes only the missing episodes. Episode ``i`` gets seed ``derive_seed(seed, i)`` and
 task ``indices[i]`` from a seeded sample of the split, so the same spec always gives the same trajectories
 and a different seed gives different tasks.
+
+An episode that ended in an infrastructure error (:func:`reharness.store.records.infrastructure_error`: the
+model server or the environment failed, not the agent) counts as finished on resume, like any other;
+``retry_errors=True`` runs those episodes again (the new record supersedes the old one in the store).
+Every record and the run metadata pass through :func:`reharness.core.secrets.redact_data` before they are
+stored, so a secret echoed by a server into an error message never reaches the run directory.
 """
 
 from __future__ import annotations
@@ -22,12 +28,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from reharness import __version__
 from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed, stable_hash
+from reharness.core.secrets import redact, redact_data
 from reharness.envs.base import task_identity
 from reharness.envs.registry import make_env, resolve_env_name
 from reharness.runtime.agents import Agent
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
-from reharness.store.records import EpisodeRecord, RunMeta, trajectory_digest
+from reharness.store.records import (
+    EpisodeRecord,
+    RunMeta,
+    infrastructure_error,
+    trajectory_digest,
+)
 from reharness.store.run_store import RunStore
 
 
@@ -54,6 +66,17 @@ class BatchResult(BaseModel):
     run_id: str
     out: str
     episodes: list[EpisodeRecord]
+    retried: int = Field(0, description="Episodes that had ended in an infrastructure error and were rerun.")
+
+    def infrastructure_errors(self) -> dict[str, int]:
+        """Episodes that ended in a policy error / an env error (not agent failures)."""
+        kinds = [infrastructure_error(e) for e in self.episodes]
+        return {"policy": kinds.count("policy"), "env": kinds.count("env")}
+
+    def model_replies(self) -> tuple[int, int]:
+        """(policy requests, requests that got a valid reply) over every stored step of the batch."""
+        outputs = [s.output for e in self.episodes for s in e.steps if s.source == "policy" and s.output]
+        return len(outputs), sum(1 for o in outputs if o.error is None)
 
     @property
     def success_rate(self) -> float:
@@ -127,8 +150,11 @@ async def run_batch(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     *,
     annotate: Callable[[EpisodeRecord], list[str]] | None = None,
+    retry_errors: bool = False,
 ) -> BatchResult:
     """Run (or resume) a batch and return every finished episode.
+
+    ``retry_errors`` reruns stored episodes that ended in an infrastructure error instead of keeping them.
 
     ``annotate(record)`` returns the episode's failure codes, stored in ``record.failure_codes`` before the
     record is written (the CLI passes :func:`reharness.failures.failure_codes`; the detectors live in a
@@ -141,20 +167,29 @@ async def run_batch(
     config_hash = stable_hash(spec.hash_fields(harness))
     agent_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.agent.split("@", 1)[0]).strip("_")[:40]
     run_id = f"{env_name}-{agent_slug}-{config_hash[:10]}"
-    meta = RunMeta(
-        run_id=run_id,
-        config_hash=config_hash,
-        created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        package_version=__version__,
-        env=env_name,
-        policy_id=agent.policy_id,
-        harness=harness.describe(),
-        seed=spec.seed,
-        n=len(indices),
-        config=spec.model_dump() | {"env_kwargs": kwargs},
+    meta = RunMeta.model_validate(
+        redact_data(
+            dict(
+                run_id=run_id,
+                config_hash=config_hash,
+                created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                package_version=__version__,
+                env=env_name,
+                policy_id=agent.policy_id,
+                harness=harness.describe(),
+                seed=spec.seed,
+                n=len(indices),
+                config=spec.model_dump() | {"env_kwargs": kwargs},
+            )
+        )
     )
     store = RunStore(Path(out_dir) / run_id)
     done = store.open(meta, overwrite=overwrite)
+    retried = 0
+    if retry_errors:  # episodes that ended in an infrastructure error are not done: run them again
+        errored = [i for i, e in done.items() if infrastructure_error(e) is not None]
+        retried = len(errored)
+        done = {i: e for i, e in done.items() if i not in errored}
     missing = [i for i in range(len(indices)) if i not in done]
     if on_start:
         on_start(len(indices), len(done))
@@ -173,6 +208,7 @@ async def run_batch(
             envs.put_nowait(env)
         if annotate is not None:
             record.failure_codes = list(annotate(record))
+        record = _redacted(record)
         store.append(record)
         results[i] = record
         if on_episode:
@@ -191,4 +227,12 @@ async def run_batch(
     for overlay in harness.overlays:  # sandbox workers; they respawn lazily if the harness is reused
         await overlay.close()
     episodes = [results[i] for i in range(len(indices))]
-    return BatchResult(run_id=run_id, out=str(store.run_dir), episodes=episodes)
+    return BatchResult(run_id=run_id, out=str(store.run_dir), episodes=episodes, retried=retried)
+
+
+def _redacted(record: EpisodeRecord) -> EpisodeRecord:
+    """``record`` with every secret redacted (see :mod:`reharness.core.secrets`); itself if it holds none."""
+    line = record.model_dump_json()
+    if redact(line) == line:
+        return record
+    return EpisodeRecord.model_validate(redact_data(record.model_dump(mode="json")))

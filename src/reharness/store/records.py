@@ -21,6 +21,11 @@ SCHEMA_VERSION = "reharness-trajectory-v1"
 
 
 class PolicyOutput(BaseModel):
+    """The policy's reply at one step, with how it was obtained (retries, or replayed from a baseline).
+
+    The fields after ``logprobs`` were added later with defaults, so older trajectory files still load.
+    """
+
     model_config = ConfigDict(extra="forbid")
 
     text: str = ""
@@ -28,6 +33,11 @@ class PolicyOutput(BaseModel):
     error: str | None = None
     completion_token_ids: list[int] | None = None
     logprobs: list[float] | None = None
+    attempts: int = Field(1, ge=0, description="Requests sent for this reply (retries + 1; 0: replayed).")
+    retry_waits_s: list[float] = Field(default_factory=list, description="Seconds waited before each retry.")
+    retry_errors: list[str] = Field(default_factory=list, description="Why each retried attempt failed.")
+    replayed: bool = Field(False, description="Reused from the baseline's prefix; no model call was made.")
+    prompt_tokens: int | None = Field(None, description="Prompt length in tokens, when the backend says.")
 
 
 class HookErrorRecord(BaseModel):
@@ -114,6 +124,26 @@ class RunMeta(BaseModel):
     seed: int
     n: int
     config: dict[str, Any]
+
+
+InfraError = Literal["policy", "env"]
+
+
+def infrastructure_error(episode: EpisodeRecord) -> InfraError | None:
+    """``"policy"`` / ``"env"`` when the episode ended in an infrastructure error, not an agent failure.
+
+    A policy error is a request that got no usable reply (the server was down, refused the key, kept
+    failing); an env error is an environment that raised. Either says nothing about the agent, so such
+    episodes are reported apart and can be run again (``--retry-errors``).
+    """
+    if episode.termination != "error":
+        return None
+    last = episode.steps[-1] if episode.steps else None
+    if last is not None and "env_error" in last.flags:
+        return "env"
+    if (episode.error or "").startswith("env error"):
+        return "env"
+    return "policy"
 
 
 def trajectory_digest(episodes: Iterable[EpisodeRecord]) -> str:

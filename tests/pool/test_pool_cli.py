@@ -89,3 +89,47 @@ def test_pool_commands_refuse_bad_input(tmp_path: Path) -> None:
     assert code == 2 and "is a file" in err
     code, _, err = _cli("pool", "evolve", "--env", "household", "--agent", "solver", "--size", "0")
     assert code == 2 and "size" in err
+
+
+def test_run_routed_by_rank1_matches_pool_eval(pool_dir: Path, tmp_path: Path) -> None:
+    args = ("--env", "household", "--agent", "typo-solver", "--split", "test", "--n", "16")
+    code, stdout, stderr = _cli(
+        "pool", "eval", str(pool_dir), "--agent", "typo-solver", "--n", "16", "--json"
+    )
+    assert code == 0, stderr
+    evaluated = json.loads(stdout)
+    code, stdout, stderr = _cli("run", *args, "--pool", str(pool_dir), "--out", str(tmp_path), "--json")
+    assert code == 0, stdout + stderr
+    routed = json.loads(stdout)
+    assert routed["route"] == "rank1" and routed["rollouts"] == 16
+    assert routed["success_rate"] == evaluated["rank1"]["success"]
+    assert routed["routing"] == evaluated["rank1"]["routing"]
+    # every episode record names the harness it ran under
+    pool = load_pool(pool_dir)
+    from reharness.runtime import Harness
+
+    allowed = {Harness(pool.h0).identity} | {s.harness().identity for s in pool.siblings}
+    lines = (Path(routed["out"]) / "episodes.jsonl").read_text().splitlines()
+    assert {json.loads(line)["harness_id"] for line in lines} <= allowed
+    code, stdout, _ = _cli(
+        "run", *args, "--pool", str(pool_dir), "--route", "oracle", "--out", str(tmp_path), "--json"
+    )
+    oracle = json.loads(stdout)
+    assert code == 0 and oracle["rollouts"] == 32 and oracle["success_rate"] == evaluated["oracle"]["success"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--route", "rank1"], "--route needs --pool"),
+        (["--pool", "POOL", "--route", "best"], "rank1 or oracle"),
+        (["--pool", "POOL", "--patch", "x.json"], "cannot be combined"),
+        (["--pool", "POOL", "--env", "shop"], "is for env 'household'"),
+    ],
+)
+def test_run_pool_options_are_checked(pool_dir: Path, tmp_path: Path, extra: list[str], needle: str) -> None:
+    extra = [str(pool_dir) if x == "POOL" else x for x in extra]
+    env = [] if "--env" in extra else ["--env", "household"]
+    code, _, err = _cli("run", *env, "--agent", "solver", "--n", "2", "--out", str(tmp_path), *extra)
+    assert code == 2 and needle in err, err
+    assert not list(tmp_path.glob("*/episodes.jsonl"))

@@ -12,6 +12,7 @@ runs are stored, resumed and digested like any run, and every episode record nam
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from reharness.core.hashing import stable_hash
@@ -32,12 +33,15 @@ class PoolRoute:
         self.h0 = Harness(pool.h0)
         self.by_id = {s.id: s.harness(max_workers=max_workers) for s in pool.siblings}
         self.chosen: dict[int, str] = {}
+        self.decide_s = 0.0  # seconds spent choosing (the router's cost, for benchmarks and reports)
 
     async def choice(self, task: Any, index: int) -> str | None:
         raise NotImplementedError
 
     async def harness_for(self, task: Any, index: int) -> Harness:
+        start = time.perf_counter()
         sid = await self.choice(task, index)
+        self.decide_s += time.perf_counter() - start
         self.chosen[index] = sid or H0
         return self.by_id[sid] if sid is not None else self.h0
 

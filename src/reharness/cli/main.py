@@ -11,6 +11,7 @@ from reharness.cli.experiment_cmd import experiment_app
 from reharness.cli.improve_cmd import demo, improve
 from reharness.cli.packet_cmd import packet
 from reharness.cli.patch_cmd import patch_app
+from reharness.cli.pool_cmd import pool_app
 from reharness.cli.run_cmd import run
 from reharness.cli.show_cmd import export, show
 from reharness.cli.train_cmd import train_app
@@ -47,6 +48,7 @@ app.add_typer(patch_app, name="patch")
 app.add_typer(agent_app, name="agent")
 app.add_typer(train_app, name="train")
 app.add_typer(experiment_app, name="experiment")
+app.add_typer(pool_app, name="pool")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,6 +25,7 @@ from reharness.cli.common import (
     stdout,
 )
 from reharness.cli.infra import NO_VALID_REPLY_EXIT, first_error, no_valid_reply, note_errors
+from reharness.cli.pool_route import build_route, check_pool_options
 from reharness.core.secrets import redact
 from reharness.envs.registry import resolve_env_name
 from reharness.failures.detectors import failure_codes
@@ -110,6 +111,13 @@ def run(
             "(model server or environment failed).",
         ),
     ] = False,
+    pool: Annotated[
+        Path | None,
+        typer.Option(help="Sibling pool (made by `pool evolve`): route each task to one harness."),
+    ] = None,
+    route: Annotated[
+        str | None, typer.Option(help="With --pool: rank1 (one harness per task, n rollouts) or oracle.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary object on stdout.")] = False,
     no_train: Annotated[
         bool,
@@ -123,6 +131,7 @@ def run(
     Exits with status 3 when no model request of the run got a valid reply (server down, bad key, ...).
     """
     env_name = resolve_env_name(env).name
+    check_pool_options(pool, route, harness, patch or [])
     config = load_harness_config(harness, env_name) if harness else base_harness_config(env_name)
     spec = build_options(
         RunSpec,
@@ -160,19 +169,32 @@ def run(
             counts["ok"] += int(record.success)
             progress.update(bar, advance=1, rate=f"{counts['ok'] / counts['done']:.0%}")
 
+        routing: dict[str, Any] = {}
+
         async def go() -> BatchResult:
             try:
-                return await run_batch(
+                base, chosen = Harness(config, overlays), None
+                if pool is not None:
+                    chosen, h0, rollouts = await build_route(pool, route or "rank1", spec, policy, out)
+                    base = Harness(h0)
+                    routing["rollouts"] = rollouts
+                result = await run_batch(
                     spec,
                     policy,
-                    Harness(config, overlays),
+                    base,
                     out,
                     overwrite,
                     on_start,
                     on_episode,
                     annotate=failure_codes,
                     retry_errors=retry_errors,
+                    route=chosen,
                 )
+                if chosen is not None:
+                    routing["routing"] = chosen.routing(result.episodes)
+                    if routing["rollouts"] < 0:
+                        routing["rollouts"] = len(result.episodes)
+                return result
             finally:
                 await policy.close()  # HTTP pools, model worker threads
 
@@ -188,6 +210,8 @@ def run(
         "trajectory_digest": result.digest,
         "out": result.out,
     }
+    if routing:
+        summary |= {"route": route or "rank1", **routing}
     errors = result.infrastructure_errors()
     requests, valid = result.model_replies()
     summary |= {

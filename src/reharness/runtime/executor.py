@@ -21,7 +21,7 @@ import random
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,6 +60,17 @@ class RunSpec(BaseModel):
         fields = self.model_dump(exclude={"concurrency"})
         fields["harness"] = harness.identity
         return fields
+
+
+class HarnessRoute(Protocol):
+    """Per-task harness choice of a routed run (e.g. Harness-S Rank-1 routing): ``identity`` names the route
+    in the run's hash; :meth:`harness_for` picks the harness of one task before it runs."""
+
+    identity: str
+
+    async def harness_for(self, task: Any, index: int) -> Harness: ...
+
+    def harnesses(self) -> list[Harness]: ...
 
 
 class BatchResult(BaseModel):
@@ -151,8 +162,12 @@ async def run_batch(
     *,
     annotate: Callable[[EpisodeRecord], list[str]] | None = None,
     retry_errors: bool = False,
+    route: HarnessRoute | None = None,
 ) -> BatchResult:
     """Run (or resume) a batch and return every finished episode.
+
+    ``route`` picks each episode's harness (``harness`` is then the base the run is named after; every
+    episode record names the harness it ran under).
 
     ``retry_errors`` reruns stored episodes that ended in an infrastructure error instead of keeping them.
 
@@ -165,7 +180,8 @@ async def run_batch(
     first_env = make_env(env_name, **kwargs)
     indices = select_tasks(first_env, spec)
     agent.check_env(first_env)  # before the store creates anything
-    config_hash = stable_hash(spec.hash_fields(harness))
+    fields = spec.hash_fields(harness)
+    config_hash = stable_hash(fields if route is None else fields | {"route": route.identity})
     agent_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.agent.split("@", 1)[0]).strip("_")[:40]
     run_id = f"{env_name}-{agent_slug}-{config_hash[:10]}"
     meta = RunMeta.model_validate(
@@ -204,7 +220,8 @@ async def run_batch(
         env = await envs.get()
         try:
             task = env.get_task(indices[i])
-            record = await EpisodeRunner(env, agent, harness, run_id).run(task, episode_seed(spec.seed, i), i)
+            chosen = harness if route is None else await route.harness_for(task, i)
+            record = await EpisodeRunner(env, agent, chosen, run_id).run(task, episode_seed(spec.seed, i), i)
         finally:
             envs.put_nowait(env)
         if annotate is not None:
@@ -225,8 +242,9 @@ async def run_batch(
         raise
     for env in list(envs._queue):  # type: ignore[attr-defined]
         env.close()
-    for overlay in harness.overlays:  # sandbox workers; they respawn lazily if the harness is reused
-        await overlay.close()
+    for used in [harness, *(route.harnesses() if route is not None else [])]:
+        for overlay in used.overlays:  # sandbox workers; they respawn lazily if the harness is reused
+            await overlay.close()
     episodes = [results[i] for i in range(len(indices))]
     return BatchResult(run_id=run_id, out=str(store.run_dir), episodes=episodes, retried=retried)
 

@@ -1,0 +1,250 @@
+"""``reharness pool evolve``: build a frozen sibling pool by directional evolution (Harness-S §1)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.progress import RichEvents, batch_progress
+
+
+def _summary(result: Any) -> dict[str, Any]:
+    pool = result.pool
+    return {
+        "pool": str(result.out),
+        "env": pool.env,
+        "h0": pool.h0_identity,
+        "policy": pool.policy.model_dump(),
+        "h0_valid_success": result.h0_valid.result.success_rate,
+        "siblings": [
+            {
+                "id": s.id,
+                "name": s.name,
+                "direction": s.direction,
+                "valid_rescued": m.rescued,
+                "valid_broken": m.broken,
+                "valid_success": m.success,
+            }
+            for s, m in zip(pool.siblings, result.admitted, strict=True)
+        ],
+        "coverage": len({t for m in result.admitted for t in m.rescued}),
+        "h0_valid_failures": sum(1 for e in result.h0_valid.episodes if not e.success),
+    }
+
+
+@friendly_errors
+def evolve_command(
+    env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
+    agent: Annotated[str, typer.Option(help="Target policy: tiny:NAME, hf:PATH, openai:…, solver, random.")],
+    engineer: Annotated[str, typer.Option(help="Engineer: operators, llm:BACKEND or hf:PATH.")] = "operators",
+    directions: Annotated[
+        str | None, typer.Option(help="Directions: comma-separated names, or a YAML file (default: all).")
+    ] = None,
+    holdout_direction: Annotated[
+        str | None, typer.Option(help="Leave this direction out (to test a pool on unseen repairs).")
+    ] = None,
+    size: Annotated[int, typer.Option(help="Most siblings admitted to the pool.")] = 6,
+    generations: Annotated[int, typer.Option(help="Generations of mutation per direction.")] = 2,
+    k: Annotated[int, typer.Option("--k", help="Engineer proposals per direction and generation.")] = 4,
+    batch_size: Annotated[int, typer.Option(help="Train tasks every candidate is measured on.")] = 30,
+    valid_n: Annotated[int, typer.Option(help="Valid tasks of the complementary selection.")] = 50,
+    max_regressions: Annotated[
+        int, typer.Option(help="Most train tasks an eligible candidate may break.")
+    ] = 2,
+    lam: Annotated[float, typer.Option("--lambda", help="Fitness price of one broken task (λ).")] = 1.0,
+    min_new: Annotated[
+        int, typer.Option(help="New valid rescues a sibling must add to be admitted (m).")
+    ] = 1,
+    seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
+    out: Annotated[Path, typer.Option(help="Pool directory (pool.json, patches, report, runs).")] = Path(
+        "pool"
+    ),
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Evolve sibling harnesses along repair directions and freeze a complementary pool (resumable: run
+    the same command again after an interruption)."""
+    from reharness.pool.evolve import EvolveConfig, evolve
+
+    if out.exists() and not out.is_dir():
+        from reharness.core.errors import ConfigError
+
+        raise ConfigError(f"--out {out} is a file", hint="pass a directory (it is created)")
+    config = EvolveConfig.build(
+        env=env,
+        agent=agent,
+        engineer=engineer,
+        directions=directions,
+        holdout_direction=holdout_direction,
+        size=size,
+        generations=generations,
+        k=k,
+        batch_size=batch_size,
+        valid_n=valid_n,
+        max_regressions=max_regressions,
+        lam=lam,
+        min_new=min_new,
+        seed=seed,
+        out=str(out),
+        concurrency=concurrency,
+    )
+    progress = batch_progress(transient=as_json)
+    with progress:
+        result = asyncio.run(evolve(config, events=RichEvents(progress), notify=stderr.print))
+    summary = _summary(result)
+    if as_json:
+        print(json.dumps(summary))
+        return
+    table = Table(title=f"pool {out}: {len(result.pool.siblings)} siblings")
+    for col in ("sibling", "direction", "valid success", "rescued", "broken"):
+        table.add_column(col)
+    table.add_row("H0", "-", f"{result.h0_valid.result.success_rate:.1%}", "-", "-")
+    for s in summary["siblings"]:
+        table.add_row(
+            s["name"],
+            s["direction"],
+            f"{s['valid_success']:.1%}",
+            str(len(s["valid_rescued"])),
+            str(len(s["valid_broken"])),
+        )
+    stdout.print(table)
+    stdout.print(
+        f"coverage: {summary['coverage']} of {summary['h0_valid_failures']} valid H0 failures rescued by "
+        f"some sibling; report: {out / 'report.md'}",
+        highlight=False,
+    )
+
+
+def _pool_spec(pool: Any, agent: str, split: str, n: int, seed: int, concurrency: int) -> Any:
+    from reharness.runtime.executor import RunSpec
+
+    return RunSpec(env=pool.env, agent=agent, split=split, n=n, seed=seed, concurrency=concurrency)
+
+
+@friendly_errors
+def reanchor_command(
+    pool_dir: Annotated[Path, typer.Argument(metavar="POOL", help="Pool directory (made by `pool evolve`).")],
+    agent: Annotated[str, typer.Option(help="The policy to re-anchor the profile to.")],
+    n: Annotated[int, typer.Option(help="Valid tasks the profile is measured on.")] = 50,
+    seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Re-measure a pool's behaviour profile with another (e.g. a further-trained) policy on `valid`
+    tasks and write it as POOL/profile.json (the pool itself stays frozen)."""
+    from reharness.models.registry import make_agent
+    from reharness.pool.measure import measure_pool_profile
+    from reharness.pool.pool import load_pool
+    from reharness.pool.profile import PROFILE_FILE, load_profile
+
+    pool = load_pool(pool_dir)
+    old = load_profile(pool) if (pool_dir / PROFILE_FILE).is_file() else None
+    spec = _pool_spec(pool, agent, "valid", n, seed, concurrency)
+    policy = make_agent(agent, notify=stderr.print)
+    progress = batch_progress(transient=as_json)
+
+    async def go() -> Any:
+        try:
+            return await measure_pool_profile(
+                pool, policy, spec, pool_dir / "reanchor" / "runs", RichEvents(progress)
+            )
+        finally:
+            await policy.close()
+
+    with progress:
+        profile = asyncio.run(go())
+    path = profile.save(pool)
+    summary = {
+        "profile": str(path),
+        "policy": profile.policy.model_dump(),
+        "policy_hash": profile.policy_hash,
+        "previous_policy_hash": old.policy_hash if old else None,
+        "tasks": len(profile.tasks),
+    }
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        stdout.print(
+            f"profile re-anchored to {agent} (policy hash {profile.policy_hash}, was "
+            f"{summary['previous_policy_hash']}) on {len(profile.tasks)} valid tasks: {path}",
+            highlight=False,
+        )
+
+
+@friendly_errors
+def eval_command(
+    pool_dir: Annotated[Path, typer.Argument(metavar="POOL", help="Pool directory (made by `pool evolve`).")],
+    agent: Annotated[str, typer.Option(help="The policy to evaluate (usually the pool's own).")],
+    split: Annotated[str, typer.Option(help="Held-out split.")] = "test",
+    n: Annotated[int, typer.Option(help="Tasks.")] = 100,
+    seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
+    route: Annotated[
+        str, typer.Option(help="Rank-1 routing strategy: validation, profile or vote.")
+    ] = "validation",
+    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """H0, every sibling, Rank-1 routing and the oracle on the same held-out tasks and seeds."""
+    from reharness.models.registry import make_agent
+    from reharness.pool.evaluate import evaluate_pool
+    from reharness.pool.pool import load_pool
+    from reharness.pool.profile import load_profile
+
+    pool = load_pool(pool_dir)
+    profile = load_profile(pool)
+    spec = _pool_spec(pool, agent, split, n, seed, concurrency)
+    policy = make_agent(agent, notify=stderr.print)
+    progress = batch_progress(transient=as_json)
+
+    async def go() -> Any:
+        try:
+            return await evaluate_pool(
+                pool,
+                profile,
+                policy,
+                spec,
+                pool_dir / "eval" / "runs",
+                route=route,
+                events=RichEvents(progress),
+            )
+        finally:
+            await policy.close()
+
+    with progress:
+        result = asyncio.run(go())
+    (pool_dir / "eval").mkdir(exist_ok=True)
+    name = f"{split}-n{n}-seed{seed}-{route}.json"
+    (pool_dir / "eval" / name).write_text(
+        json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8"
+    )
+    if as_json:
+        print(json.dumps(result.model_dump(mode="json")))
+        return
+    table = Table(title=f"{pool.env} / {agent}: {result.n} {split} tasks, seed {seed}, same tasks and seeds")
+    for col in ("harness", "direction", "success", "Δ vs H0 [95% CI]", "rescued", "broken"):
+        table.add_column(col)
+    for row in [*result.rows, result.rank1]:
+        table.add_row(
+            row.harness,
+            row.direction,
+            f"{row.success:.1%}",
+            f"{row.delta:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]",
+            str(row.rescued),
+            str(row.broken),
+        )
+    stdout.print(table)
+    o, best = result.oracle, result.best_single
+    if best is not None:
+        stdout.print(f"best single sibling: {best.harness} ({best.success:.1%})", highlight=False)
+    stdout.print(f"rank1: routing {result.rank1.routing}, {result.rank1.rollouts} rollouts", highlight=False)
+    stdout.print(
+        f"oracle: {o.covered}/{o.h0_failures} H0 failures covered ({o.coverage:.1%}), success "
+        f"{o.success:.1%}, {o.rollouts} rollouts",
+        highlight=False,
+    )

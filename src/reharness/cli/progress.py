@@ -1,0 +1,44 @@
+"""Progress display of long commands: a rich progress bar per batch and a line per stage, on stderr."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from reharness.cli.common import stderr
+from reharness.engineer.improve import Events
+
+
+def batch_progress(transient: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=transient,
+    )
+
+
+class RichEvents(Events):
+    """:class:`~reharness.engineer.improve.Events` drawn on a rich :class:`Progress`."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.bars: dict[str, TaskID] = {}
+
+    def stage(self, text: str) -> None:
+        self.progress.console.print(f"[dim]·[/dim] {text}", highlight=False)
+
+    def batch(self, label: str, total: int) -> Callable[[Any], None]:
+        bar = self.progress.add_task(label, total=total)
+        self.bars[label] = bar
+        return lambda record: self.progress.advance(bar)
+
+    def batch_done(self, label: str) -> None:
+        bar = self.bars.pop(label, None)
+        if bar is not None:
+            task = next(t for t in self.progress.tasks if t.id == bar)
+            self.progress.update(bar, completed=task.total, visible=False)

@@ -1,0 +1,149 @@
+"""``reharness pool eval``: a pool on held-out tasks — H0, every sibling, Rank-1 routing and the oracle.
+
+H0 and each sibling run the same tasks and seeds (:func:`.measure.run_pool`). Because an episode is a
+deterministic function of (harness, task, seed), the Rank-1 routed run — the router picks one harness per
+task before acting, from the profile, and the task runs once — is the chosen harness's episode of each task;
+``reharness run --pool POOL --route rank1`` runs exactly those episodes (and the tests check both agree).
+The table reports:
+
+- each harness's success rate, and its paired difference from H0 with a bootstrap 95 % interval;
+- the best single sibling;
+- Rank-1: success, Δ vs H0 with the paired interval, rescued/broken tasks, how often each harness was
+  chosen, and rollouts spent (= n: one per task);
+- the oracle (an upper bound for analysis, |pool| + 1 rollouts per task): the share of H0 failures that
+  some sibling solves (coverage) and the success of "any harness solves it".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from reharness.engineer.improve import Events
+from reharness.engineer.paired import bootstrap_ci
+from reharness.pool.measure import run_pool
+from reharness.pool.pool import Pool
+from reharness.pool.profile import Profile
+from reharness.pool.router import Router
+from reharness.runtime.agents import Agent
+from reharness.runtime.executor import RunSpec
+from reharness.store.records import EpisodeRecord
+
+H0 = "H0"
+
+
+class HarnessRow(BaseModel):
+    harness: str
+    id: str
+    direction: str = "-"
+    success: float
+    delta: float = 0.0
+    ci_low: float = 0.0
+    ci_high: float = 0.0
+    rescued: int = 0
+    broken: int = 0
+
+
+class RoutedRow(HarnessRow):
+    routing: dict[str, int] = Field(default_factory=dict, description="Harness id (or H0) → tasks.")
+    rollouts: int = 0
+
+
+class OracleRow(BaseModel):
+    success: float
+    coverage: float = Field(description="Share of H0 failures some sibling solves.")
+    h0_failures: int
+    covered: int
+    rollouts: int
+
+
+class PoolEvaluation(BaseModel):
+    env: str
+    policy: str
+    split: str
+    n: int
+    seed: int
+    route: str
+    rows: list[HarnessRow]
+    best_single: HarnessRow | None
+    rank1: RoutedRow
+    oracle: OracleRow
+
+
+def _row(
+    name: str, hid: str, direction: str, h0: list[EpisodeRecord], other: list[EpisodeRecord], seed: int
+) -> HarnessRow:
+    diffs = [float(o.success) - float(b.success) for b, o in zip(h0, other, strict=True)]
+    low, high = bootstrap_ci(diffs, seed=seed)
+    n = max(1, len(h0))
+    return HarnessRow(
+        harness=name,
+        id=hid,
+        direction=direction,
+        success=round(sum(o.success for o in other) / n, 6),
+        delta=round(sum(diffs) / n, 6),
+        ci_low=low,
+        ci_high=high,
+        rescued=sum(1 for b, o in zip(h0, other, strict=True) if o.success and not b.success),
+        broken=sum(1 for b, o in zip(h0, other, strict=True) if b.success and not o.success),
+    )
+
+
+async def rank1_choices(router: Router, records: list[EpisodeRecord]) -> list[str | None]:
+    """The sibling id (or ``None`` = H0) Rank-1 routing picks for each task, before any rollout."""
+    out: list[str | None] = []
+    for record in records:
+        decision = await router.rank1(record, identity=record.task_identity)
+        out.append(decision.choice[0] if decision.choice else None)
+    return out
+
+
+async def evaluate_pool(
+    pool: Pool,
+    profile: Profile,
+    agent: Agent,
+    spec: RunSpec,
+    runs: str | Path,
+    *,
+    route: str = "validation",
+    events: Events | None = None,
+) -> PoolEvaluation:
+    h0, siblings = await run_pool(pool, agent, spec, runs, events)
+    rows = [_row(H0, pool.h0_identity, "-", h0, h0, spec.seed)]
+    for s in pool.siblings:
+        rows.append(_row(s.name, s.id, s.direction, h0, siblings[s.id], spec.seed))
+    best = max(rows[1:], key=lambda r: r.success, default=None)
+    router = Router(pool, profile, strategy=route)
+    choices = await rank1_choices(router, h0)
+    routed = [siblings[c][i] if c is not None else h0[i] for i, c in enumerate(choices)]
+    base = _row("rank1", "rank1", "-", h0, routed, spec.seed)
+    routing: dict[str, int] = {}
+    for c in choices:
+        routing[c or H0] = routing.get(c or H0, 0) + 1
+    rank1 = RoutedRow(**base.model_dump(), routing=routing, rollouts=len(h0))
+    failed = [i for i, r in enumerate(h0) if not r.success]
+    covered = [i for i in failed if any(siblings[s.id][i].success for s in pool.siblings)]
+    any_success = [
+        h0[i].success or any(siblings[s.id][i].success for s in pool.siblings) for i in range(len(h0))
+    ]
+    oracle = OracleRow(
+        success=round(sum(any_success) / max(1, len(h0)), 6),
+        coverage=round(len(covered) / max(1, len(failed)), 6),
+        h0_failures=len(failed),
+        covered=len(covered),
+        rollouts=len(h0) * (len(pool.siblings) + 1),
+    )
+    await router.close()
+    return PoolEvaluation(
+        env=pool.env,
+        policy=spec.agent,
+        split=spec.split,
+        n=len(h0),
+        seed=spec.seed,
+        route=route,
+        rows=rows,
+        best_single=best,
+        rank1=rank1,
+        oracle=oracle,
+    )

@@ -1,0 +1,118 @@
+"""Directional evolution end to end with a scripted target whose failures one direction repairs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from agents import TypoSolver
+
+from reharness.core.errors import ConfigError, UnknownNameError
+from reharness.pool import load_pool
+from reharness.pool.evolve import EvolveConfig, evolve
+
+HERE = Path(__file__).resolve().parent
+OPTIONS = dict(
+    env="household",
+    agent="typo-solver",
+    directions="action_validity,loop_recovery,goal_tracking",
+    batch_size=12,
+    valid_n=12,
+    generations=2,
+    k=2,
+    size=3,
+    concurrency=8,
+)
+
+
+def _evolve(out: Path, **extra):  # type: ignore[no-untyped-def]
+    config = EvolveConfig.build(**(OPTIONS | {"out": str(out)} | extra))
+    return asyncio.run(evolve(config, agent=TypoSolver()))
+
+
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    return _evolve(tmp_path_factory.mktemp("evolve") / "pool")
+
+
+def test_evolution_finds_the_repair_of_the_failing_direction(evolved) -> None:  # type: ignore[no-untyped-def]
+    # H0: the 8 garbled train tasks fail (all in action_validity's and loop_recovery's clusters)
+    assert [e.success for e in evolved.h0_train.episodes].count(False) == 8
+    assert len(evolved.clusters["action_validity"]) == 8 and evolved.clusters["goal_tracking"] == []
+    best = {r["id"]: r for r in evolved.candidates}["action_validity-g1-c0"]
+    assert best["origin"] == "patch: snap_to_admissible" and best["fitness"] == 8 and best["broken"] == []
+    # loop_recovery's repairs (loop breaker, history windows) rescue none of the garbled tasks
+    assert all(r["fitness"] <= 0 for r in evolved.candidates if r["direction"] == "loop_recovery")
+    [sibling] = evolved.pool.siblings
+    assert sibling.direction == "action_validity" and sibling.provenance.generation == 1
+    assert [m.lineage.cid for m in evolved.admitted] == ["action_validity-g1-c0"]
+    failed_valid = sorted(e.task_id for e in evolved.h0_valid.episodes if not e.success)
+    assert sorted(evolved.admitted[0].rescued) == failed_valid and evolved.admitted[0].broken == []
+
+
+def test_the_pool_directory_and_report(evolved) -> None:  # type: ignore[no-untyped-def]
+    out = evolved.out
+    doc = json.loads((out / "pool.json").read_text())
+    assert [{k: s[k] for k in ("id", "name", "direction")} for s in doc["siblings"]] == [
+        {"id": s.id, "name": s.name, "direction": s.direction} for s in evolved.pool.siblings
+    ]
+    loaded = load_pool(out)
+    assert loaded.document() == evolved.pool.document()
+    assert loaded.meta["evolve"]["batch_size"] == 12
+    report = (out / "report.md").read_text()
+    assert "## Coverage" in report and "| action_validity (2) | 2 |" in report
+    lines = (out / "evolve" / "candidates.jsonl").read_text().splitlines()
+    assert len(lines) == len(evolved.candidates) == 13
+
+
+def test_rerun_resumes_from_the_stored_runs(evolved, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    again = _evolve(evolved.out)
+    assert again.pool.document().content_hash == evolved.pool.document().content_hash
+
+
+def test_evolve_resumes_after_sigkill(evolved, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "pool"
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        sys.path.insert(0, {str(HERE)!r})
+        from agents import TypoSolver
+        from reharness.pool.evolve import EvolveConfig, evolve
+        config = EvolveConfig.build(**{OPTIONS!r}, out={str(out)!r})
+        asyncio.run(evolve(config, agent=TypoSolver()))
+        """
+    )
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # kill once a few candidate runs have finished
+        if len(list((out / "evolve" / "runs" / "siblings").glob("*/episodes.jsonl"))) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (out / "pool.json").exists(), "the evolve finished before it could be killed"
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    assert load_pool(out).document().content_hash == evolved.pool.document().content_hash
+
+
+def test_holdout_direction_is_left_out(tmp_path: Path) -> None:
+    result = _evolve(tmp_path / "pool", holdout_direction="action_validity", generations=1)
+    assert "action_validity" not in [d.name for d in result.pool.directions]
+    assert result.pool.siblings == [] and result.pool.meta["holdout_direction"] == "action_validity"
+    assert "held out: action_validity" in (tmp_path / "pool" / "report.md").read_text()
+
+
+def test_bad_options() -> None:
+    with pytest.raises(ConfigError, match="size"):
+        EvolveConfig.build(**(OPTIONS | {"size": 0}))
+    with pytest.raises(UnknownNameError, match="action_validity"):
+        _evolve(Path("/nonexistent/never-written"), holdout_direction="action_validty")

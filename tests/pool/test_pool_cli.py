@@ -1,0 +1,135 @@
+"""``pool evolve``, ``pool eval`` and ``pool reanchor`` through the real CLI (typer's runner, in-process, so
+the test's scripted target can be registered as an agent name)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agents import TypoSolver
+from typer.testing import CliRunner
+
+from reharness.cli.main import app
+from reharness.pool import load_pool
+from reharness.pool.profile import load_profile
+from reharness.runtime.agents import SCRIPTED_AGENTS
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def pool_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    SCRIPTED_AGENTS["typo-solver"] = TypoSolver
+    out = tmp_path_factory.mktemp("cli") / "pool"
+    code, stdout, stderr = _cli(
+        "pool", "evolve", "--env", "household", "--agent", "typo-solver", "--directions",
+        "action_validity,loop_recovery", "--batch-size", "12", "--valid-n", "30", "--generations", "1",
+        "--k", "2", "--out", str(out), "--json",
+    )  # fmt: skip
+    assert code == 0, stdout + stderr
+    summary = json.loads(stdout)
+    assert [s["direction"] for s in summary["siblings"]] == ["action_validity"]
+    assert summary["coverage"] == summary["h0_valid_failures"] > 2
+    yield out
+    SCRIPTED_AGENTS.pop("typo-solver", None)
+
+
+def test_evolve_writes_a_loadable_pool_with_its_profile(pool_dir: Path) -> None:
+    pool = load_pool(pool_dir)
+    profile = load_profile(pool)
+    assert profile.split == "valid" and len(profile.tasks) == 30
+    assert profile.policy.spec == "typo-solver"
+    assert (pool_dir / "report.md").is_file() and (pool_dir / "coverage.png").is_file()
+
+
+def test_eval_rank1_routes_the_garbled_task_types_to_the_sibling(pool_dir: Path) -> None:
+    code, stdout, stderr = _cli(
+        "pool", "eval", str(pool_dir), "--agent", "typo-solver", "--split", "test", "--n", "16", "--json"
+    )
+    assert code == 0, stdout + stderr
+    result = json.loads(stdout)
+    h0, sibling = result["rows"]
+    assert h0["harness"] == "H0" and sibling["direction"] == "action_validity"
+    assert h0["success"] < 1.0 and sibling["success"] == 1.0 and sibling["broken"] == 0
+    rank1 = result["rank1"]
+    # the router sends exactly the task types the validation profile saw rescued to the sibling
+    assert rank1["rollouts"] == 16 and sum(rank1["routing"].values()) == 16
+    assert rank1["success"] == result["oracle"]["success"] == 1.0 and rank1["broken"] == 0
+    assert rank1["routing"]["H0"] > 0  # the solved types stay in H0
+    assert result["oracle"]["coverage"] == 1.0 and result["oracle"]["rollouts"] == 32
+    assert (pool_dir / "eval" / "test-n16-seed0-validation.json").is_file()
+    code, text, _ = _cli(
+        "pool", "eval", str(pool_dir), "--agent", "typo-solver", "--split", "test", "--n", "16"
+    )
+    assert code == 0 and "rank1" in text and "oracle" in text
+
+
+def test_reanchor_changes_the_profile_policy(pool_dir: Path) -> None:
+    before = load_profile(load_pool(pool_dir)).policy_hash
+    code, stdout, stderr = _cli("pool", "reanchor", str(pool_dir), "--agent", "solver", "--n", "8", "--json")
+    assert code == 0, stdout + stderr
+    summary = json.loads(stdout)
+    after = load_profile(load_pool(pool_dir))
+    assert summary["previous_policy_hash"] == before != after.policy_hash == summary["policy_hash"]
+    assert after.policy.spec == "solver" and len(after.tasks) == 8
+    code, _, _ = _cli("pool", "show", str(pool_dir))
+    assert code == 0
+
+
+def test_pool_commands_refuse_bad_input(tmp_path: Path) -> None:
+    code, _, err = _cli("pool", "eval", str(tmp_path / "none"), "--agent", "solver")
+    assert code == 2 and "does not exist" in err and "Traceback" not in err
+    file = tmp_path / "f"
+    file.write_text("x")
+    code, _, err = _cli("pool", "evolve", "--env", "household", "--agent", "solver", "--out", str(file))
+    assert code == 2 and "is a file" in err
+    code, _, err = _cli("pool", "evolve", "--env", "household", "--agent", "solver", "--size", "0")
+    assert code == 2 and "size" in err
+
+
+def test_run_routed_by_rank1_matches_pool_eval(pool_dir: Path, tmp_path: Path) -> None:
+    args = ("--env", "household", "--agent", "typo-solver", "--split", "test", "--n", "16")
+    code, stdout, stderr = _cli(
+        "pool", "eval", str(pool_dir), "--agent", "typo-solver", "--n", "16", "--json"
+    )
+    assert code == 0, stderr
+    evaluated = json.loads(stdout)
+    code, stdout, stderr = _cli("run", *args, "--pool", str(pool_dir), "--out", str(tmp_path), "--json")
+    assert code == 0, stdout + stderr
+    routed = json.loads(stdout)
+    assert routed["route"] == "rank1" and routed["rollouts"] == 16
+    assert routed["success_rate"] == evaluated["rank1"]["success"]
+    assert routed["routing"] == evaluated["rank1"]["routing"]
+    # every episode record names the harness it ran under
+    pool = load_pool(pool_dir)
+    from reharness.runtime import Harness
+
+    allowed = {Harness(pool.h0).identity} | {s.harness().identity for s in pool.siblings}
+    lines = (Path(routed["out"]) / "episodes.jsonl").read_text().splitlines()
+    assert {json.loads(line)["harness_id"] for line in lines} <= allowed
+    code, stdout, _ = _cli(
+        "run", *args, "--pool", str(pool_dir), "--route", "oracle", "--out", str(tmp_path), "--json"
+    )
+    oracle = json.loads(stdout)
+    assert code == 0 and oracle["rollouts"] == 32 and oracle["success_rate"] == evaluated["oracle"]["success"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--route", "rank1"], "--route needs --pool"),
+        (["--pool", "POOL", "--route", "best"], "rank1 or oracle"),
+        (["--pool", "POOL", "--patch", "x.json"], "cannot be combined"),
+        (["--pool", "POOL", "--env", "shop"], "is for env 'household'"),
+    ],
+)
+def test_run_pool_options_are_checked(pool_dir: Path, tmp_path: Path, extra: list[str], needle: str) -> None:
+    extra = [str(pool_dir) if x == "POOL" else x for x in extra]
+    env = [] if "--env" in extra else ["--env", "household"]
+    code, _, err = _cli("run", *env, "--agent", "solver", "--n", "2", "--out", str(tmp_path), *extra)
+    assert code == 2 and needle in err, err
+    assert not list(tmp_path.glob("*/episodes.jsonl"))

@@ -27,6 +27,7 @@ SHOP_PATCH = {
     "hooks": {"after_feedback": "def after_feedback(ctx, nb):\n    return None\n"},
 }
 GE1 = "greater than or equal to 1"
+EV = ("pool", "evolve", "--env", "household", "--agent", "solver")  # pool evolve, up to its options
 TRY = ("patch", "try", "{shop}", "--hook", "after_feedback", "--ctx")  # patch try, up to its --ctx value
 _BOX = re.compile(r"[│╭╮╰╯─]+")
 
@@ -63,7 +64,7 @@ def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, 
     return result.exit_code, text, escaped
 
 
-WRITERS = ("run", "improve", "demo", "agent train", "train engineer", "experiment r1")  # they take --out
+WRITERS = ("run", "improve", "demo", "agent train", "train engineer", "experiment r1", "pool evolve")  # --out
 
 
 def fill(args: tuple[str, ...], files: dict[str, str], out: Path) -> list[str]:
@@ -183,14 +184,44 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("experiment", "r1", "--env", "db", "--agent", "random", "--transfer-agent", "nope"), ("agent 'nope'",)),
     (("experiment", "r1", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),
     (("experiment", "r1", "--env", "db", "--k", "1"), ("--k", "greater than or equal")),
+    # pool
+    (("pool", "evolve", "--env", "kitchen", "--agent", "solver"), ("environment 'kitchen'", "known:")),
+    (("pool", "evolve", "--env", "household", "--agent", "sovler"), ("unknown agent 'sovler'", "'solver'")),
+    ((*EV, "--engineer", "llm:nope"), ("engineer 'llm:nope'",)),
+    ((*EV, "--size", "0"), ("'--size'", GE1)),
+    ((*EV, "--k", "0"), ("'--k'", GE1)),
+    ((*EV, "--lambda", "-1"), ("'--lambda'", "greater than or equal to 0")),
+    ((*EV, "--out", "/dev/null"), ("'--out'", "is not a directory")),
+    ((*EV, "--directions", "loop_recovry"), ("direction 'loop_recovry'", "loop_recovery")),
+    ((*EV, "--directions", "{syntax}"), ("syntax.yaml is not valid YAML", "fix the YAML")),
+    ((*EV, "--holdout-direction", "nope"), ("unknown direction 'nope'",)),
+    (("pool", "show", "{missing}"), ("does not exist", "pool evolve")),
+    (("pool", "show", "{afile}"), ("is a file", "pool.json")),
+    (("pool", "eval", "{adir}", "--agent", "solver"), ("has no pool.json", "pool evolve")),
+    (("pool", "eval", "{adir}", "--agent", "solver", "--n", "0"), ("'--n'", GE1)),
+    (("pool", "eval", "{adir}", "--agent", "solver", "--route", "best"), ("--route", "validation or")),
+    (("pool", "reanchor", "{adir}", "--agent", "solver"), ("has no pool.json", "pool evolve")),
+    (("pool", "reanchor", "{missing}", "--agent", "solver"), ("does not exist",)),
+    (("run", "--env", "household", "--route", "rank1"), ("--route needs --pool", "--pool POOL")),
+    (("run", "--env", "household", "--pool", "{adir}", "--route", "best"), ("rank1 or oracle",)),
+    (("run", "--env", "household", "--pool", "{adir}", "--patch", "{shop}"), ("cannot be combined",)),
+    (("run", "--env", "household", "--pool", "{adir}"), ("has no pool.json",)),
 ]  # fmt: skip
 # The commands the cases cover: every command of `reharness --help` that takes input.
-COVERED = {" ".join(a[:2]) if a[0] in ("patch", "agent", "train", "experiment") else a[0] for a, _ in CASES}
+COVERED = {
+    " ".join(a[:2]) if a[0] in ("patch", "agent", "train", "experiment", "pool") else a[0] for a, _ in CASES
+}
 
 
 def test_the_cases_cover_every_command() -> None:
     commands = {c.name for c in typer.main.get_command(app).commands.values()}  # type: ignore[attr-defined]
-    groups = {"patch": ["try"], "agent": ["eval", "train"], "train": ["engineer"], "experiment": ["r1"]}
+    groups = {
+        "patch": ["try"],
+        "agent": ["eval", "train"],
+        "train": ["engineer"],
+        "experiment": ["r1"],
+        "pool": ["evolve", "show", "eval", "reanchor"],
+    }
     expected = (commands - set(groups) - {"envs"}) | {f"{g} {c}" for g, cs in groups.items() for c in cs}
     assert expected <= COVERED, sorted(expected - COVERED)
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, stderr, stdout
+from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
 from reharness.cli.progress import RichEvents, batch_progress
 
 
@@ -49,33 +49,34 @@ def evolve_command(
     holdout_direction: Annotated[
         str | None, typer.Option(help="Leave this direction out (to test a pool on unseen repairs).")
     ] = None,
-    size: Annotated[int, typer.Option(help="Most siblings admitted to the pool.")] = 6,
-    generations: Annotated[int, typer.Option(help="Generations of mutation per direction.")] = 2,
-    k: Annotated[int, typer.Option("--k", help="Engineer proposals per direction and generation.")] = 4,
-    batch_size: Annotated[int, typer.Option(help="Train tasks every candidate is measured on.")] = 30,
-    valid_n: Annotated[int, typer.Option(help="Valid tasks of the complementary selection.")] = 50,
+    size: Annotated[int, typer.Option(min=1, help="Most siblings admitted to the pool.")] = 6,
+    generations: Annotated[int, typer.Option(min=1, help="Generations of mutation per direction.")] = 2,
+    k: Annotated[
+        int, typer.Option("--k", min=1, help="Engineer proposals per direction and generation.")
+    ] = 4,
+    batch_size: Annotated[int, typer.Option(min=1, help="Train tasks every candidate is measured on.")] = 30,
+    valid_n: Annotated[int, typer.Option(min=1, help="Valid tasks of the complementary selection.")] = 50,
     max_regressions: Annotated[
-        int, typer.Option(help="Most train tasks an eligible candidate may break.")
+        int, typer.Option(min=0, help="Most train tasks an eligible candidate may break.")
     ] = 2,
-    lam: Annotated[float, typer.Option("--lambda", help="Fitness price of one broken task (λ).")] = 1.0,
+    lam: Annotated[
+        float, typer.Option("--lambda", min=0.0, help="Fitness price of one broken task (λ).")
+    ] = 1.0,
     min_new: Annotated[
-        int, typer.Option(help="New valid rescues a sibling must add to be admitted (m).")
+        int, typer.Option(min=1, help="New valid rescues a sibling must add to be admitted (m).")
     ] = 1,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
-    out: Annotated[Path, typer.Option(help="Pool directory (pool.json, patches, report, runs).")] = Path(
-        "pool"
-    ),
-    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    out: Annotated[
+        Path, typer.Option(callback=output_dir, help="Pool directory (pool.json, patches, report, runs).")
+    ] = Path("pool"),
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Evolve sibling harnesses along repair directions and freeze a complementary pool (resumable: run
     the same command again after an interruption)."""
     from reharness.pool.evolve import EvolveConfig, evolve
 
-    if out.exists() and not out.is_dir():
-        from reharness.core.errors import ConfigError
-
-        raise ConfigError(f"--out {out} is a file", hint="pass a directory (it is created)")
+    check_specs([env], agents=[agent], engineers=[engineer])
     config = EvolveConfig.build(
         env=env,
         agent=agent,
@@ -131,9 +132,9 @@ def _pool_spec(pool: Any, agent: str, split: str, n: int, seed: int, concurrency
 def reanchor_command(
     pool_dir: Annotated[Path, typer.Argument(metavar="POOL", help="Pool directory (made by `pool evolve`).")],
     agent: Annotated[str, typer.Option(help="The policy to re-anchor the profile to.")],
-    n: Annotated[int, typer.Option(help="Valid tasks the profile is measured on.")] = 50,
+    n: Annotated[int, typer.Option(min=1, help="Valid tasks the profile is measured on.")] = 50,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
-    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Re-measure a pool's behaviour profile with another (e.g. a further-trained) policy on `valid`
@@ -144,6 +145,7 @@ def reanchor_command(
     from reharness.pool.profile import PROFILE_FILE, load_profile
 
     pool = load_pool(pool_dir)
+    check_specs([pool.env], agents=[agent])
     old = load_profile(pool) if (pool_dir / PROFILE_FILE).is_file() else None
     spec = _pool_spec(pool, agent, "valid", n, seed, concurrency)
     policy = make_agent(agent, notify=stderr.print)
@@ -182,12 +184,12 @@ def eval_command(
     pool_dir: Annotated[Path, typer.Argument(metavar="POOL", help="Pool directory (made by `pool evolve`).")],
     agent: Annotated[str, typer.Option(help="The policy to evaluate (usually the pool's own).")],
     split: Annotated[str, typer.Option(help="Held-out split.")] = "test",
-    n: Annotated[int, typer.Option(help="Tasks.")] = 100,
+    n: Annotated[int, typer.Option(min=1, help="Tasks.")] = 100,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     route: Annotated[
         str, typer.Option(help="Rank-1 routing strategy: validation, profile or vote.")
     ] = "validation",
-    concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """H0, every sibling, Rank-1 routing and the oracle on the same held-out tasks and seeds."""
@@ -196,7 +198,14 @@ def eval_command(
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import load_profile
 
+    if route not in ("validation", "profile"):
+        from reharness.core.errors import ConfigError
+
+        raise ConfigError(
+            f"--route {route!r} is not a Rank-1 strategy", hint="use --route validation or profile"
+        )
     pool = load_pool(pool_dir)
+    check_specs([pool.env], agents=[agent])
     profile = load_profile(pool)
     spec = _pool_spec(pool, agent, split, n, seed, concurrency)
     policy = make_agent(agent, notify=stderr.print)

@@ -2,18 +2,21 @@
 
 A :class:`PatchOverlay` owns a small pool of sandbox workers bound to one patch version (one worker per
 concurrently running episode, created lazily, at most ``max_workers``). ``ctx`` is sent as plain JSON and
-``nb`` is owned by the host and round-tripped on every call, so a killed or respawned worker loses nothing and
-episodes stay deterministic. Every sandbox failure becomes ``HookOutcome(error=…, error_type=…)``: the hook
+``nb`` is owned by the host and round-tripped on every call, so a killed or respawned worker loses nothing
+and episodes stay deterministic. The workers run with the patch's dialect (``reharness`` or ``r1``). Every
+sandbox failure becomes ``HookOutcome(error=…, error_type=…)``: the hook
 had no effect and the trajectory records why.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 from reharness.patches.errors import PatchExecutionError
 from reharness.patches.model import Patch
+from reharness.patches.sandbox.limits import Dialect
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
 from reharness.runtime.effects import HookOutcome
 from reharness.runtime.overlay import Overlay
@@ -26,7 +29,8 @@ class PatchOverlay(Overlay):
     def __init__(self, patch: Patch, limits: SandboxLimits | None = None, max_workers: int = 4) -> None:
         self.patch = patch
         self.name = f"patch-{patch.identity[:8]}"
-        self.limits = limits or SandboxLimits()
+        self.dialect = patch.dialect
+        self.limits = replace(limits or SandboxLimits(), dialect=cast(Dialect, patch.dialect))
         self.max_workers = max(1, max_workers)
         self._idle: list[HookWorker] = []
         self._all: list[HookWorker] = []

@@ -29,9 +29,14 @@ HookFn = Callable[[Any, dict[str, Any]], Any]
 
 
 class Overlay(ABC):
-    """A named, content-addressed set of hooks."""
+    """A named, content-addressed set of hooks.
+
+    ``dialect`` says which view the hooks expect: ``reharness`` (reharness's ``ctx``, effects by ``type``)
+    or ``r1`` (Harness-R1's official ``ctx`` and return-value rules; see :mod:`reharness.runtime.r1`).
+    """
 
     name: str
+    dialect: str = "reharness"
 
     @property
     @abstractmethod

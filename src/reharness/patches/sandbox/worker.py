@@ -17,6 +17,11 @@ host's code or configuration is reachable from patch code. Start-up (REFERENCE.m
 5. serve ``call`` frames until EOF: ``ctx`` is a read-only view, ``nb`` a plain dict that goes back to the
    parent, stdout/stderr are captured into a bounded buffer, exceptions become typed error frames.
 
+The ``r1`` dialect (``config["dialect"]``) changes only what a hook sees: ``ctx`` is Harness-R1's dict
+subclass with attribute reads (:class:`R1Ctx`), ``re``/``math``/``SequenceMatcher`` are pre-injected and a
+line budget (``config["line_budget"]``) aborts long hooks as Harness-R1's tracer does. Confinement, the
+protocol and the parent's checks are the same for both dialects.
+
 Frames are a 4-byte little-endian length plus ASCII JSON. The parent enforces every deadline and cap; the
 checks here only make failures cheaper and clearer. The helpers are reused by the in-process mode.
 """
@@ -87,6 +92,44 @@ def freeze(value: Any) -> Any:
     if type(value) is list:
         return tuple(freeze(v) for v in value)
     return value
+
+
+class R1Ctx(dict):  # type: ignore[type-arg]
+    """Harness-R1's ``ctx``: a plain dict subclass that also allows attribute reads (``ctx.state.x``).
+
+    It is a fresh deep copy per call (decoded from the frame), so hooks may mutate it without effect; a
+    missing key read as an attribute raises ``AttributeError`` (the official hook then yields nothing).
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def r1_view(value: Any) -> Any:
+    """Convert decoded JSON recursively: dicts become :class:`R1Ctx`, lists stay lists (official rule)."""
+    if type(value) is dict:
+        return R1Ctx({k: r1_view(v) for k, v in value.items()})
+    if type(value) is list:
+        return [r1_view(v) for v in value]
+    return value
+
+
+class LineBudgetExceeded(BaseException):
+    """Raised into an r1 hook past its line budget; a BaseException so ``except Exception`` cannot eat it."""
+
+
+def r1_globals() -> dict[str, Any]:
+    """What Harness-R1 pre-injects into every hook namespace: ``re``, ``math`` and ``SequenceMatcher``."""
+    import difflib
+    import math
+    import re
+
+    return {"re": re, "math": math, "SequenceMatcher": difflib.SequenceMatcher}
 
 
 def _thaw(value: Any) -> Any:
@@ -163,16 +206,25 @@ def error_info(exc: BaseException, tb_cap: int = 4096, skip: int = 1) -> dict[st
 
 
 def load_hooks(
-    sources: dict[str, str], builtin_names: list[str], modules: frozenset[str], tb_cap: int = 4096
+    sources: dict[str, str],
+    builtin_names: list[str],
+    modules: frozenset[str],
+    tb_cap: int = 4096,
+    dialect: str = "reharness",
 ) -> tuple[dict[str, HookFn], dict[str, dict[str, str]]]:
-    """Compile each hook source into its own namespace; returns the ``hook`` callables and load errors."""
+    """Compile each hook source into its own namespace; returns the ``hook`` callables and load errors.
+
+    In the ``r1`` dialect every namespace also holds Harness-R1's pre-injected ``re``, ``math`` and
+    ``SequenceMatcher`` (each code block still gets its own namespace, as there).
+    """
     base = safe_builtins(builtin_names, modules)
+    injected = r1_globals() if dialect == "r1" else {}
     hooks: dict[str, HookFn] = {}
     errors: dict[str, dict[str, str]] = {}
     for point, src in sources.items():
         filename = f"<patch:{point}>"
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-        namespace: dict[str, Any] = {"__builtins__": dict(base), "__name__": f"patch_{point}"}
+        namespace: dict[str, Any] = {"__builtins__": dict(base), "__name__": f"patch_{point}", **injected}
         try:
             exec(compile(src, filename, "exec", dont_inherit=True), namespace)
             fn = namespace.get("hook")
@@ -184,16 +236,43 @@ def load_hooks(
     return hooks, errors
 
 
-def call_hook(fn: HookFn, ctx: Any, nb: dict[str, Any], stdout_cap: int) -> tuple[bool, Any, str]:
+def line_tracer(budget: int) -> Callable[..., Any]:
+    """A ``sys.settrace`` function counting "line" events of every frame; past ``budget`` it aborts the hook.
+
+    Harness-R1 charges library code the hook calls too (a ``SequenceMatcher`` ratio can exceed 2000 lines).
+    """
+    left = [budget]
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            left[0] -= 1
+            if left[0] < 0:
+                raise LineBudgetExceeded(f"the hook ran more than {budget} lines (Harness-R1's line budget)")
+        return local
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        return local
+
+    return trace
+
+
+def call_hook(
+    fn: HookFn, ctx: Any, nb: dict[str, Any], stdout_cap: int, line_budget: int | None = None
+) -> tuple[bool, Any, str]:
     """Run one hook with stdout/stderr captured; ``(True, value, out)`` or ``(False, error_info, out)``."""
     sink = Capture(stdout_cap)
     saved = sys.stdout, sys.stderr
+    previous = sys.gettrace()
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     try:
+        if line_budget is not None:
+            sys.settrace(line_tracer(line_budget))
         value = fn(ctx, nb)
     except BaseException as exc:  # everything a hook raises is reported, nothing escapes
         return False, error_info(exc, skip=1), sink.text()
     finally:
+        if line_budget is not None:
+            sys.settrace(previous)
         sys.stdout, sys.stderr = saved
     return True, value, sink.text()
 
@@ -287,6 +366,11 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
         except BaseException:
             missing.append(name)
     stdout_cap, tb_cap = int(config["stdout_cap"]), int(config["tb_cap"])
+    dialect = str(config.get("dialect", "reharness"))
+    line_budget = config.get("line_budget")
+    if dialect == "r1":
+        view = r1_view  # type: ignore[assignment]
+        r1_globals()  # import re, math and difflib before confinement
 
     caps = confine.confine(config["confine"])
     caps |= {"pdeathsig": pdeathsig, "pid": os.getpid(), "missing_modules": missing}
@@ -296,7 +380,7 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
     load = recv()
     if not isinstance(load, dict) or load.get("op") != "load":
         exit_(EXIT_BAD_CONFIG)
-    hooks, load_errors = load_hooks(load["hooks"], config["builtins"], modules, tb_cap)
+    hooks, load_errors = load_hooks(load["hooks"], config["builtins"], modules, tb_cap, dialect)
     sys.stdout, sys.stderr = stdout0, stderr0
     send(encode({"op": "loaded", "errors": load_errors}))
 
@@ -313,7 +397,7 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
                 }
                 send(encode({"id": call_id, "ok": False, "error": error, "stdout": ""}))
                 continue
-            ok, value, out = run_hook(fn, view(msg["ctx"]), msg["nb"], stdout_cap)
+            ok, value, out = run_hook(fn, view(msg["ctx"]), msg["nb"], stdout_cap, line_budget)
             sys.stdout, sys.stderr = stdout0, stderr0
             if ok:
                 try:

@@ -1,0 +1,86 @@
+"""Glue between the episode loop and the ``r1`` adapter: returns → effects, tool hints, official names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reharness.runtime.effects import HARNESS_R1_ALIASES, Effect
+from reharness.runtime.r1.adapter import Proposal, R1Adapter
+from reharness.runtime.r1.normalise import normalise, to_effects
+
+#: reharness hook point → Harness-R1 hook name.
+OFFICIAL: dict[str, str] = {point: name for name, point in HARNESS_R1_ALIASES.items()}
+TOOL_HINT_HEADER = "Additional reusable tool-use hint from the harness:"
+TIPS_HEADER = "Some tips that may help for this task:"
+
+
+def r1_effects(
+    point: str,
+    value: Any,
+    ctx: dict[str, Any],
+    overlay: str,
+    adapter: R1Adapter,
+    proposal: Proposal | None,
+) -> list[Effect]:
+    """The runtime effects of an r1 hook's return ``value`` (official normalisation, benchmark rules)."""
+    normalised = normalise(OFFICIAL[point], value, ctx.get("admissible"))
+    effects = to_effects(point, normalised, overlay)
+    out = []
+    for effect in effects:
+        if effect.action is not None:
+            effect = adapter.effect_action(effect, proposal if point == "before_action" else None)
+        out.append(effect)
+    return out
+
+
+def with_tool_hints(
+    tools: tuple[dict[str, Any], ...], hints: list[str], env: str
+) -> tuple[dict[str, Any], ...]:
+    """WebShop appends a tool hint to every tool's description, ALFWorld to ``take_action``'s."""
+    out = []
+    for tool in tools:
+        function = dict(tool.get("function", {}))
+        if env == "shop" or function.get("name") == "take_action":
+            text = str(function.get("description", ""))
+            for hint in hints:
+                if hint not in text:
+                    text = f"{text}\n\n{hint}" if text else hint
+            function["description"] = text
+        out.append(dict(tool, function=function))
+    return tuple(out)
+
+
+def system_additions(tips: list[str], tool_hints: list[str]) -> str:
+    """The system-prompt text of r1 ``on_init`` skills and (DBBench, text protocols) tool hints."""
+    text = ""
+    if tips:
+        text += f"\n\n{TIPS_HEADER}\n" + "\n".join(f"- {t}" for t in tips)
+    if tool_hints:
+        text += f"\n\n{TOOL_HINT_HEADER} " + " ".join(tool_hints)
+    return text
+
+
+@dataclass
+class R1Call:
+    """The official ctx of one hook call: built on demand for the action currently scheduled."""
+
+    adapter: R1Adapter
+    hook: str
+    step: int
+    proposal: Proposal | None = None
+
+    def ctx(self, scheduled: str | None) -> dict[str, Any]:
+        proposal = self.proposal
+        if proposal is not None and scheduled is not None:
+            proposal = Proposal(proposal.action, proposal.raw, scheduled, proposal.tool, proposal.arguments)
+        return self.adapter.ctx(self.hook, self.step, proposal)
+
+
+def raw_argument(tool_call: Any, action: str) -> str:
+    """The first argument value of the agent's tool call (Harness-R1's ``raw``/``value``), else the action."""
+    arguments = getattr(tool_call, "arguments", None)
+    if isinstance(arguments, dict) and arguments:
+        first = next(iter(arguments.values()))
+        return first if isinstance(first, str) else str(first)
+    return action

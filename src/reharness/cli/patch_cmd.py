@@ -18,6 +18,7 @@ from reharness.cli.common import friendly_errors, stdout
 from reharness.core.errors import ConfigError
 
 patch_app = typer.Typer(help="Validate patches and run their hooks in the sandbox.", no_args_is_help=True)
+_DIALECT_HELP = "Read the file as reharness or r1 (Harness-R1's ctx and rules); default: from the file."
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -36,15 +37,19 @@ def check(
         Path, typer.Argument(help="A reharness-patch-v1 or harness-r1-patch-v1 file (JSON/YAML).")
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+    dialect: Annotated[str | None, typer.Option(help=_DIALECT_HELP)] = None,
 ) -> None:
-    """Statically validate a patch (format, AST allow-list, shape, leakage); exit 1 when invalid."""
+    """Statically validate a patch (format, AST allow-list, shape, leakage); exit 1 when invalid.
+
+    An r1-dialect patch is checked by Harness-R1's own validator rules.
+    """
     from reharness.patches.errors import PatchFormatError, PatchValidationError
     from reharness.patches.model import load_patch
     from reharness.patches.validate import validate_patch
 
     hooks: list[str] = []
     try:
-        patch = load_patch(file)
+        patch = load_patch(file, dialect=dialect)
         hooks = sorted(patch.hooks)
         errors = validate_patch(patch)
     except PatchFormatError as exc:
@@ -81,8 +86,12 @@ def try_hook(
     no_static_check: Annotated[bool, typer.Option("--no-static-check", help="Skip L1 validation.")] = False,
     timeout: Annotated[float, typer.Option(help="Wall-clock deadline of the call in seconds.")] = 0.5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+    dialect: Annotated[str | None, typer.Option(help=_DIALECT_HELP)] = None,
 ) -> None:
-    """Run one hook call of a patch in the sandbox and print its effect, notebook and error."""
+    """Run one hook call of a patch in the sandbox and print its effect, notebook and error.
+
+    For an r1-dialect patch ``--ctx`` is Harness-R1's ctx and the effect is the official normalisation.
+    """
     from reharness.patches.errors import PatchExecutionError, PatchFormatError
     from reharness.patches.model import load_patch
     from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
@@ -99,7 +108,7 @@ def try_hook(
     result: dict[str, Any] = {"ok": False, "effect": None, "nb": nb_data, "error": None}
     worker = None
     try:
-        patch = load_patch(file)
+        patch = load_patch(file, dialect=dialect)
         if point not in patch.hooks:
             raise ConfigError(
                 f"the patch has no {point} hook", hint=f"it has: {', '.join(sorted(patch.hooks))}"
@@ -112,13 +121,20 @@ def try_hook(
                 "message": f"{first.rule} at {first.line}:{first.col}: {first.message}",
             }
         else:
-            worker = HookWorker(
-                dict(patch.hooks), SandboxLimits(isolation=cast(Any, isolation), call_timeout_s=timeout)
+            limits = SandboxLimits(
+                isolation=cast(Any, isolation), call_timeout_s=timeout, dialect=cast(Any, patch.dialect)
             )
+            worker = HookWorker(dict(patch.hooks), limits)
             call = worker.call(point, ctx_data, nb_data)
             result["nb"] = call.nb
-            effect = parse_effect(point, call.value, overlay="try")
-            result["effect"] = None if effect is None else effect.to_dict()
+            if patch.dialect == "r1":
+                from reharness.runtime.r1.hooks import OFFICIAL
+                from reharness.runtime.r1.normalise import normalise
+
+                result["effect"] = normalise(OFFICIAL[point], call.value, ctx_data.get("admissible"))
+            else:
+                effect = parse_effect(point, call.value, overlay="try")
+                result["effect"] = None if effect is None else effect.to_dict()
             result["ok"] = True
     except PatchFormatError as exc:
         result["error"] = {"type": "format", "message": exc.message}

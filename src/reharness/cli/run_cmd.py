@@ -18,8 +18,13 @@ from reharness.runtime.executor import BatchResult, RunSpec, run_batch
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
 
 
-def load_patch_overlays(paths: list[Path], isolation: str, concurrency: int) -> list[Any]:
-    """Load, validate and wrap patches as sandboxed overlays (clear error listing every problem)."""
+def load_patch_overlays(
+    paths: list[Path], isolation: str, concurrency: int, dialect: str | None = None
+) -> list[Any]:
+    """Load, validate and wrap patches as sandboxed overlays (clear error listing every problem).
+
+    ``dialect`` (``reharness`` or ``r1``) overrides each document's own (``--dialect``).
+    """
     if not paths:
         return []
     from reharness.core.errors import ConfigError
@@ -32,7 +37,7 @@ def load_patch_overlays(paths: list[Path], isolation: str, concurrency: int) -> 
         raise ConfigError(f"--isolation must be standard or strict, not {isolation!r}")
     overlays = []
     for path in paths:
-        patch = load_patch(path)
+        patch = load_patch(path, dialect=dialect)
         errors = validate_patch(patch)
         if errors:
             listing = "; ".join(
@@ -70,6 +75,10 @@ def run(
         list[Path] | None, typer.Option(help="Patch file installed as an overlay (repeatable, in order).")
     ] = None,
     isolation: Annotated[str, typer.Option(help="Sandbox for patch code: standard or strict.")] = "standard",
+    dialect: Annotated[
+        str | None,
+        typer.Option(help="Read --patch files as reharness or r1 (Harness-R1 ctx); default: from each file."),
+    ] = None,
     concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 8,
     out: Annotated[Path, typer.Option(help="Root directory of runs (the run goes in OUT/RUN_ID).")] = Path(
         "runs"
@@ -96,7 +105,7 @@ def run(
         concurrency=concurrency,
     )
     policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
-    overlays = load_patch_overlays(patch or [], isolation, concurrency)
+    overlays = load_patch_overlays(patch or [], isolation, concurrency, dialect)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

@@ -60,9 +60,14 @@ class CallableOverlay(Overlay):
     """Trusted in-process hooks given as Python callables ``hook(ctx, nb)`` (sync or async)."""
 
     def __init__(
-        self, hooks: Mapping[str, HookFn], name: str = "overlay", identity: str | None = None
+        self,
+        hooks: Mapping[str, HookFn],
+        name: str = "overlay",
+        identity: str | None = None,
+        dialect: str = "reharness",
     ) -> None:
         self.name = name
+        self.dialect = dialect
         self._hooks = {canonical_hook_point(point): fn for point, fn in hooks.items()}
         for point, fn in self._hooks.items():
             if not callable(fn):

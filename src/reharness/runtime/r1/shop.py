@@ -151,8 +151,11 @@ class ShopAdapter(R1Adapter):
     def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
         session = self.env.session
         live = hook != "on_init" and session is not None
-        clickables = [c.lower() for c in session.clickables()] if live else []
         has_search_bar = bool(live and session.has_search_bar())
+        # WebShop's home page lists its search button as the one clickable
+        clickables = (["search"] if has_search_bar else []) + (
+            [c.lower() for c in session.clickables()] if live else []
+        )
         tool, value, final = "", "", None
         if hook == "on_before_action" and proposal is not None:
             tool, value = tool_of(proposal.action)

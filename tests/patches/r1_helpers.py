@@ -30,9 +30,7 @@ SCHEMA: dict[str, dict[str, Any]] = {
         },
         "task": {"task_type": S, "required_color": (S, N), "required_size": (S, N), "required_material": (S, N)},
         "predicates": dict.fromkeys(
-            "required_options_unselected product_price_over_budget same_click_repeated duplicate_search_repeated "
-            "search_loop_detected product_page_stalled buy_now_available search_not_available "
-            "action_not_admissible".split(), B),
+            ["required_options_unselected", "product_price_over_budget", "same_click_repeated", "duplicate_search_repeated", "search_loop_detected", "product_page_stalled", "buy_now_available", "search_not_available", "action_not_admissible"], B),
         "observation": S, "step": I, "max_step": I, "remaining_steps": I,
         "webshop": {"search_queries": L, "asins_visited": L, "current_asin": (S, N), "selected_attributes": D,
                     "attribute_options": D},
@@ -42,8 +40,7 @@ SCHEMA: dict[str, dict[str, Any]] = {
         "state": {"nothing_happens_count": I, "repeated_observation_count": I, "repeated_action_count": I,
                   "invalid_action_count": I, "remaining_steps": I},
         "task": {"task_type": S, "target_type": S, "destination_type": S},
-        "predicates": dict.fromkeys("action_not_admissible nothing_happens_repeated same_observation_repeated "
-                                    "same_action_repeated remaining_steps_low".split(), B),
+        "predicates": dict.fromkeys(["action_not_admissible", "nothing_happens_repeated", "same_observation_repeated", "same_action_repeated", "remaining_steps_low"], B),
         "observation": S, "admissible": L, "output": S, "step": I, "max_step": I, "remaining_steps": I,
         "history": {"last_actions": L, "last_observations": L},
         "world": {"current_location": (S, N), "inventory": (S, N), "object_at": D, "visited": L, "unvisited": L,
@@ -60,9 +57,7 @@ SCHEMA: dict[str, dict[str, Any]] = {
         "task": {"task_type": (S, N), "answer_shape": (S, N), "target_table": (S, N), "description": S},
         "dbbench": {"sql_history": L, "sql_history_raw": L, "discovered_columns": D, "db_response": S, "round": I},
         "predicates": dict.fromkeys(
-            "execute_sql commit_final_answer no_sql_yet commit_before_sql commit_empty_answer mutation_task "
-            "mutation_not_attempted last_result_error last_result_empty unknown_column_error syntax_error "
-            "repeated_sql candidate_answer_available remaining_rounds_low text_only_loop".split(), B),
+            ["execute_sql", "commit_final_answer", "no_sql_yet", "commit_before_sql", "commit_empty_answer", "mutation_task", "mutation_not_attempted", "last_result_error", "last_result_empty", "unknown_column_error", "syntax_error", "repeated_sql", "candidate_answer_available", "remaining_rounds_low", "text_only_loop"], B),
     },
 }  # fmt: skip
 
@@ -83,7 +78,9 @@ def schema_errors(ctx: dict[str, Any], schema: dict[str, Any], where: str = "ctx
     return errors
 
 
-def record_ctx(env_name: str, agent: Agent | None = None, task: int = 0, seed: int = 1) -> tuple[list, EpisodeRecord]:
+def record_ctx(
+    env_name: str, agent: Agent | None = None, task: int = 0, seed: int = 1
+) -> tuple[list, EpisodeRecord]:
     """Run one episode with an r1 overlay that records ``(hook, ctx)`` of every call (trusted, in-process)."""
     seen: list[tuple[str, dict[str, Any]]] = []
 
@@ -96,7 +93,12 @@ def record_ctx(env_name: str, agent: Agent | None = None, task: int = 0, seed: i
 
 
 def run_episode(
-    env_name: str, overlays: list[Any], agent: Agent | None = None, task: int = 0, seed: int = 1, **harness: Any
+    env_name: str,
+    overlays: list[Any],
+    agent: Agent | None = None,
+    task: int = 0,
+    seed: int = 1,
+    **harness: Any,
 ) -> EpisodeRecord:
     env = make_env(env_name, split="test")
     config = base_harness_config(env_name)

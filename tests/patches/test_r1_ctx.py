@@ -30,9 +30,13 @@ def test_household_values() -> None:
     executed = [s.action for s in record.steps]
     assert init[0]["predicates"]["action_not_admissible"] is True
     assert all(c["predicates"]["action_not_admissible"] for c in pre)  # no action before the decision
-    assert not init[0]["observation"].startswith("-= Welcome") and "Your task is to:" in init[0]["observation"]
+    assert (
+        not init[0]["observation"].startswith("-= Welcome") and "Your task is to:" in init[0]["observation"]
+    )
     assert init[0]["history"] == {"last_actions": [], "last_observations": []}
-    assert init[0]["state"]["repeated_observation_count"] == 0 and init[0]["world"]["current_location"] is None
+    assert (
+        init[0]["state"]["repeated_observation_count"] == 0 and init[0]["world"]["current_location"] is None
+    )
     assert init[0]["task"]["task_type"] in {
         "pick_and_place", "pick_clean_then_place", "pick_heat_then_place", "pick_cool_then_place",
         "look_at_obj", "pick_two_obj",
@@ -49,16 +53,22 @@ def test_household_values() -> None:
             assert p["world"]["current_location"] == executed[i][6:]
             assert executed[i][6:] in p["world"]["visited"] and executed[i][6:] not in p["world"]["unvisited"]
     assert post[-1]["world"]["placed_count"] >= 1 and post[-1]["world"]["inventory"] is None
-    assert all(c["action"] == {"raw": "", "normalized": "", "final_action": "", "in_admissible": False} for c in pre)
+    assert all(
+        c["action"] == {"raw": "", "normalized": "", "final_action": "", "in_admissible": False} for c in pre
+    )
 
 
 def test_shop_values() -> None:
     seen, record = record_ctx("shop")
     init, pre, before, post = (by_hook(seen, h) for h in HOOKS)
     assert init[0]["state"]["page_type"] == "unknown" and init[0]["state"]["clickables"] == []
-    assert init[0]["state"]["has_search_bar"] is False and init[0]["predicates"]["search_not_available"] is True
+    assert (
+        init[0]["state"]["has_search_bar"] is False and init[0]["predicates"]["search_not_available"] is True
+    )
     assert pre[0]["state"]["page_type"] == "unknown" and pre[0]["state"]["has_search_bar"] is True  # step 0
-    assert before[0]["action"]["tool"] == "search_action" and before[0]["action"]["final_action"].startswith("search[")
+    assert before[0]["action"]["tool"] == "search_action" and before[0]["action"]["final_action"].startswith(
+        "search["
+    )
     assert post[0]["state"]["page_type"] == "search_results" and post[0]["action"]["tool"] == ""
     assert post[0]["webshop"]["search_queries"] == [before[0]["action"]["value"]]
     assert post[1]["state"]["page_type"] == "product_detail" and post[1]["state"]["product_stall_turns"] == 1
@@ -69,7 +79,10 @@ def test_shop_values() -> None:
     assert post[1]["webshop"]["attribute_options"]
     buy = [c for c in before if c["action"]["value_normalized"] == "buy now"][0]
     assert buy["webshop"]["selected_attributes"] and buy["predicates"]["required_options_unselected"] is False
-    assert all(c["predicates"]["action_not_admissible"] is False and c["state"]["same_click_count"] == 0 for _, c in seen)
+    assert all(
+        c["predicates"]["action_not_admissible"] is False and c["state"]["same_click_count"] == 0
+        for _, c in seen
+    )
     assert [c["step"] for c in before] == list(range(len(before)))
     assert record.success
 
@@ -102,16 +115,23 @@ def test_db_values_and_missing_observation() -> None:
     assert init[0]["state"]["last_error_kind"] == "" and init[0]["predicates"]["no_sql_yet"]
     assert pre[0]["dbbench"]["round"] == 1 and pre[0]["action"]["tool"] == ""
     sql = before[0]
-    assert sql["action"]["tool"] == "execute_sql" and sql["predicates"]["execute_sql"] and sql["action"]["query"]
+    assert (
+        sql["action"]["tool"] == "execute_sql" and sql["predicates"]["execute_sql"] and sql["action"]["query"]
+    )
     assert sql["state"]["sql_count"] == 0  # still the previous state at on_before_action
-    assert post[0]["state"]["sql_count"] == 1 and post[0]["dbbench"]["db_response"] == post[0]["state"]["last_result"]
+    assert (
+        post[0]["state"]["sql_count"] == 1
+        and post[0]["dbbench"]["db_response"] == post[0]["state"]["last_result"]
+    )
     assert post[0]["state"]["remaining_rounds"] == sql["state"]["remaining_rounds"] - 1
     assert post[0]["dbbench"]["sql_history"] == [" ".join(sql["action"]["query"].rstrip(";").split()).lower()]
     assert post[0]["state"]["last_error_kind"] == "ok" and post[0]["predicates"]["candidate_answer_available"]
     commit = before[-1]
     assert commit["action"]["tool"] == "commit_final_answer" and commit["action"]["answers"]
     assert len(post) == 1  # no on_post_step after a commit
-    assert all(c["action"]["commit_gate_action"] is None and c["action"]["h2_action"] is None for _, c in seen)
+    assert all(
+        c["action"]["commit_gate_action"] is None and c["action"]["h2_action"] is None for _, c in seen
+    )
     assert record.success
 
 

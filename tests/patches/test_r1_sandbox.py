@@ -68,13 +68,18 @@ def test_each_code_block_has_its_own_namespace() -> None:
 
 
 def test_line_budget_stops_long_hooks_as_upstream() -> None:
-    loop = "def hook(ctx, nb):\n    total = 0\n    for i in range(5000):\n        total += i\n    return total\n"
+    loop = (
+        "def hook(ctx, nb):\n    total = 0\n    for i in range(5000):\n        total += i\n    return total\n"
+    )
     with pytest.raises(PatchRuntimeError) as caught:
         run(loop, {})
     assert "LineBudgetExceeded" in caught.value.message
     # library code counts too: one SequenceMatcher ratio on ~30 vs ~70 characters is over 2000 lines
     ratio = "def hook(ctx, nb):\n    return SequenceMatcher(None, ctx['a'], ctx['b']).ratio()\n"
-    long = {"a": "find me a pair of red shoes size 8", "b": "search results for red running shoes in size eight " * 2}
+    long = {
+        "a": "find me a pair of red shoes size 8",
+        "b": "search results for red running shoes in size eight " * 2,
+    }
     with pytest.raises(PatchRuntimeError):
         run(ratio, long)
     assert run(loop, {}, limits=SandboxLimits()) == sum(range(5000))  # reharness's dialect has no line budget
@@ -121,6 +126,8 @@ def test_official_normalisation(hook: str, value: Any, expected: Any) -> None:
 
 def test_numbered_actions_without_admissible_are_dropped_everywhere() -> None:
     """WebShop/DBBench ctx has no ``admissible``: ``click[use 2 pack]`` is silently discarded there."""
-    assert normalise("on_before_action", {"kind": "rewrite_action", "action": "click[use 2 pack]"}, None) is None
+    assert (
+        normalise("on_before_action", {"kind": "rewrite_action", "action": "click[use 2 pack]"}, None) is None
+    )
     kept = normalise("on_before_action", {"kind": "rewrite_action", "action": "Click[Red]"}, None)
     assert kept == {"kind": "rewrite_action", "action": "click[red]"}

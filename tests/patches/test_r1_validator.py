@@ -12,7 +12,9 @@ from reharness.patches.model import HARNESS_R1_SCHEMA, Patch, load_patch
 from reharness.patches.validate import validate_file, validate_patch
 
 
-def r1_patch(code: str, hook: str = "on_post_step", benchmark: str = "webshop", description: str = "d") -> Patch:
+def r1_patch(
+    code: str, hook: str = "on_post_step", benchmark: str = "webshop", description: str = "d"
+) -> Patch:
     return Patch.from_dict(
         {
             "schema_version": HARNESS_R1_SCHEMA,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-from dataclasses import replace
 import os
 import platform
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ pytestmark = pytest.mark.skipif(
     confine.landlock_abi() < 6 or confine.load_libseccomp() is None,
     reason="the escape tests assert the Landlock (ABI ≥ 6) and seccomp layers",
 )
+
+
 @pytest.fixture(autouse=True, params=["reharness", "r1"])
 def dialect(request: pytest.FixtureRequest) -> Iterator[str]:
     global LIMITS

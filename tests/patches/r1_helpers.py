@@ -1,5 +1,7 @@
 """Shared helpers of the r1 tests: the spec's ctx schema per benchmark, and episodes that record every ctx."""
 
+# ruff: noqa: E501 - hook sources and spec tables are written out one per line
+
 from __future__ import annotations
 
 import asyncio
@@ -18,44 +20,44 @@ from reharness.store.records import EpisodeRecord
 
 HOOKS = ("on_init", "make_pre_hint", "on_before_action", "on_post_step")
 BENCHMARKS = {"household": "alfworld", "shop": "webshop", "db": "dbbench"}
-S, I, B, F, L, D, N = str, int, bool, float, list, dict, type(None)
+S, INT, B, F, L, D, N = str, int, bool, float, list, dict, type(None)
 #: Every field of the spec (§2) with its types, per benchmark; present at every hook point.
 SCHEMA: dict[str, dict[str, Any]] = {
     "shop": {
         "action": {"tool": S, "value": S, "value_normalized": S, "final_action": (S, N)},
         "state": {
             "page_type": S, "has_search_bar": B, "clickables": L, "buy_now_available": B,
-            "back_to_search_count": I, "duplicate_search_count": I, "product_stall_turns": I,
-            "same_click_count": I, "remaining_steps": I, "current_price": (F, N), "price_max": (F, N),
+            "back_to_search_count": INT, "duplicate_search_count": INT, "product_stall_turns": INT,
+            "same_click_count": INT, "remaining_steps": INT, "current_price": (F, N), "price_max": (F, N),
         },
         "task": {"task_type": S, "required_color": (S, N), "required_size": (S, N), "required_material": (S, N)},
         "predicates": dict.fromkeys(
             ["required_options_unselected", "product_price_over_budget", "same_click_repeated", "duplicate_search_repeated", "search_loop_detected", "product_page_stalled", "buy_now_available", "search_not_available", "action_not_admissible"], B),
-        "observation": S, "step": I, "max_step": I, "remaining_steps": I,
+        "observation": S, "step": INT, "max_step": INT, "remaining_steps": INT,
         "webshop": {"search_queries": L, "asins_visited": L, "current_asin": (S, N), "selected_attributes": D,
                     "attribute_options": D},
     },
     "household": {
         "action": {"raw": S, "normalized": S, "final_action": S, "in_admissible": B},
-        "state": {"nothing_happens_count": I, "repeated_observation_count": I, "repeated_action_count": I,
-                  "invalid_action_count": I, "remaining_steps": I},
+        "state": {"nothing_happens_count": INT, "repeated_observation_count": INT, "repeated_action_count": INT,
+                  "invalid_action_count": INT, "remaining_steps": INT},
         "task": {"task_type": S, "target_type": S, "destination_type": S},
         "predicates": dict.fromkeys(["action_not_admissible", "nothing_happens_repeated", "same_observation_repeated", "same_action_repeated", "remaining_steps_low"], B),
-        "observation": S, "admissible": L, "output": S, "step": I, "max_step": I, "remaining_steps": I,
+        "observation": S, "admissible": L, "output": S, "step": INT, "max_step": INT, "remaining_steps": INT,
         "history": {"last_actions": L, "last_observations": L},
         "world": {"current_location": (S, N), "inventory": (S, N), "object_at": D, "visited": L, "unvisited": L,
-                  "target_found": B, "target_location": (S, N), "placed_count": I, "placed_items": L,
+                  "target_found": B, "target_location": (S, N), "placed_count": INT, "placed_items": L,
                   "placed_locations": L, "lamp_location": (S, N)},
     },
     "db": {
         "action": {"tool": S, "query": S, "answers": L, "h2_action": N, "h2_blocked_reason": S,
                    "commit_gate_action": N, "commit_gate_reason": S},
-        "state": {"sql_count": I, "last_sql": S, "last_result": S, "last_error_kind": S, "last_error_text": S,
-                  "last_result_was_error": B, "error_streak": I, "empty_streak": I, "text_only_streak": I,
-                  "loop_streak": I, "mutation_attempted": B, "candidate_answer": (S, L, N),
-                  "candidate_answer_shape": (S, N), "candidate_implausible": B, "remaining_rounds": I},
+        "state": {"sql_count": INT, "last_sql": S, "last_result": S, "last_error_kind": S, "last_error_text": S,
+                  "last_result_was_error": B, "error_streak": INT, "empty_streak": INT, "text_only_streak": INT,
+                  "loop_streak": INT, "mutation_attempted": B, "candidate_answer": (S, L, N),
+                  "candidate_answer_shape": (S, N), "candidate_implausible": B, "remaining_rounds": INT},
         "task": {"task_type": (S, N), "answer_shape": (S, N), "target_table": (S, N), "description": S},
-        "dbbench": {"sql_history": L, "sql_history_raw": L, "discovered_columns": D, "db_response": S, "round": I},
+        "dbbench": {"sql_history": L, "sql_history_raw": L, "discovered_columns": D, "db_response": S, "round": INT},
         "predicates": dict.fromkeys(
             ["execute_sql", "commit_final_answer", "no_sql_yet", "commit_before_sql", "commit_empty_answer", "mutation_task", "mutation_not_attempted", "last_result_error", "last_result_empty", "unknown_column_error", "syntax_error", "repeated_sql", "candidate_answer_available", "remaining_rounds_low", "text_only_loop"], B),
     },
@@ -73,7 +75,7 @@ def schema_errors(ctx: dict[str, Any], schema: dict[str, Any], where: str = "ctx
                 errors.append(f"{where}.{key}: not a dict")
             else:
                 errors.extend(schema_errors(ctx[key], kind, f"{where}.{key}"))
-        elif not isinstance(ctx[key], kind) or (kind is I and isinstance(ctx[key], bool)):
+        elif not isinstance(ctx[key], kind) or (kind is INT and isinstance(ctx[key], bool)):
             errors.append(f"{where}.{key}: {type(ctx[key]).__name__} is not {kind}")
     return errors
 

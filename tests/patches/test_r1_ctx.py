@@ -1,5 +1,7 @@
 """The official ``ctx`` (spec §2): every field, at every hook point, on every benchmark, with the spec's values."""
 
+# ruff: noqa: E501 - hook sources and spec tables are written out one per line
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,7 @@
 """Official-style patches on the solver: every effect kind takes hold as in Harness-R1 (spec §1.5, §1.6)."""
 
+# ruff: noqa: E501 - hook sources and spec tables are written out one per line
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,7 @@
 """The ``r1`` dialect in the sandbox worker and Harness-R1's return-value normalisation (spec §1.3-§1.5)."""
 
+# ruff: noqa: E501 - hook sources and spec tables are written out one per line
+
 from __future__ import annotations
 
 from typing import Any

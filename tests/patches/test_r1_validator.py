@@ -1,6 +1,8 @@
 """The ``r1`` dialect's validator accepts what Harness-R1's ``compile_hook``/``normalize_patch`` accept and
 rejects what they reject (spec §1.2, §4.1)."""
 
+# ruff: noqa: E501 - hook sources and spec tables are written out one per line
+
 from __future__ import annotations
 
 import json

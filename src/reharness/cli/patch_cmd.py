@@ -150,3 +150,35 @@ def try_hook(
     else:
         stdout.print_json(json.dumps(result))
     raise typer.Exit(0 if result["ok"] else 1)
+
+
+@patch_app.command("convert")
+@friendly_errors
+def convert(
+    file: Annotated[Path, typer.Argument(help="The patch file (either format, either dialect).")],
+    to: Annotated[str, typer.Option("--to", help="Target dialect: reharness or r1 (Harness-R1's own).")],
+    out: Annotated[Path | None, typer.Option(help="Write here (.yaml/.yml: YAML) instead of stdout.")] = None,
+    dialect: Annotated[str | None, typer.Option(help=_DIALECT_HELP)] = None,
+) -> None:
+    """Translate a patch between the reharness and r1 dialects where a faithful translation exists.
+
+    ``--to r1`` writes an official harness-r1-patch-v1 document; ``--to reharness`` a reharness-patch-v1 one.
+    What cannot be translated (ctx fields without an equivalent, imports, computed effect types) is named
+    in the error.
+    """
+    from reharness.patches.model import load_patch
+    from reharness.patches.r1.convert import convert_patch
+
+    converted = convert_patch(load_patch(file, dialect=dialect), to)
+    if to == "r1":
+        text = json.dumps(converted.to_harness_r1(), indent=2, ensure_ascii=False) + "\n"
+        if out is not None:
+            out.write_text(text, encoding="utf-8")
+    elif out is not None:
+        converted.dump(out)
+    else:
+        text = converted.to_json()
+    if out is None:
+        print(text, end="")
+    else:
+        stdout.print(f"wrote {out} ({to} dialect; hooks: {', '.join(converted.hooks)})", highlight=False)

@@ -89,3 +89,37 @@ def test_cli_convert(tmp_path: Path) -> None:
         app, ["patch", "convert", "examples/patches/shop_loop_breaker.json", "--to", "r1"]
     )
     assert failed.exit_code != 0 and "ctx.action" in failed.output
+
+
+def test_cli_check_and_try_in_the_r1_dialect(tmp_path: Path) -> None:
+    code = "def hook(ctx, nb):\n    return {'kind': 'rewrite_action', 'action': '  Buy Now '}\n"
+    doc = {"schema_version": "reharness-patch-v1", "env": "shop", "hooks": {"on_before_action": code}}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    ctx = tmp_path / "ctx.json"
+    ctx.write_text(json.dumps({"action": {"tool": "click_action"}}))
+    native = CliRunner().invoke(app, ["patch", "check", str(path), "--json"])
+    assert native.exit_code == 0  # reharness's view: a valid patch (its effect would be rejected at run time)
+    checked = CliRunner().invoke(app, ["patch", "check", str(path), "--dialect", "r1", "--json"])
+    assert checked.exit_code == 0 and json.loads(checked.output)["valid"]
+    tried = CliRunner().invoke(
+        app,
+        [
+            "patch",
+            "try",
+            str(path),
+            "--dialect",
+            "r1",
+            "--hook",
+            "on_before_action",
+            "--ctx",
+            str(ctx),
+            "--json",
+        ],
+    )
+    assert tried.exit_code == 0, tried.output
+    assert json.loads(tried.output)["effect"] == {"kind": "rewrite_action", "action": "buy now"}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc | {"hooks": {"on_before_action": "import re\n" + code}}))
+    rejected = CliRunner().invoke(app, ["patch", "check", str(bad), "--dialect", "r1", "--json"])
+    assert rejected.exit_code == 1 and json.loads(rejected.output)["errors"][0]["code"] == "module_level_work"

@@ -20,6 +20,7 @@ import re
 
 from reharness.patches.errors import PatchValidationError
 from reharness.patches.policy import R1_BUILTINS, R1_INJECTED
+from reharness.runtime.r1.normalise import is_numbered_instance
 
 MAX_CODE_CHARS = 8000
 MAX_NODES = 1200
@@ -94,9 +95,6 @@ _FORBIDDEN_NODES: dict[type[ast.AST], str] = {
     ast.Yield: "yield",
     ast.YieldFrom: "yield from",
 }
-#: Official ALFWorld instance verbs; a literal with one of them followed by a standalone number is rejected.
-_VERBS = r"go to|take|pick up|put|open|close|toggle|clean|heat|cool|slice|examine|use"
-NUMBERED_INSTANCE = re.compile(rf"\b(?:{_VERBS})\b.*?(?<![\w.])\d+(?![\w.])")
 _LEAKAGE = (
     re.compile(r"\bB0[A-Za-z0-9]{8}\b"),
     re.compile(r"\b(?:task|index|sample)\s*#?\s*\d+\b", re.IGNORECASE),
@@ -104,18 +102,6 @@ _LEAKAGE = (
     re.compile(r"\balfworld\s+\d+\b", re.IGNORECASE),
 )
 _RESERVED = frozenset(R1_BUILTINS) | frozenset(R1_INJECTED) | {"hook"}
-
-
-def is_numbered_instance(text: str) -> bool:
-    """Harness-R1's "numbered ALFWorld instance action" test (whitespace collapsed, lower-cased)."""
-    return NUMBERED_INSTANCE.search(" ".join(text.split()).lower()) is not None
-
-
-def clean_text(value: object, limit: int = 900) -> str:
-    """Harness-R1's text cleaning: non-strings → "", whitespace runs → one space, stripped, cut to 900."""
-    if not isinstance(value, str):
-        return ""
-    return " ".join(value.split())[:limit]
 
 
 class _Checker:

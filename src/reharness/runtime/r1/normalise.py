@@ -22,6 +22,7 @@ MAX_TEXT = 900
 MAX_SKILLS = 5
 BEFORE_KINDS = ("block_and_prompt", "force_action", "rewrite_action")
 AFTER_KINDS = ("inject_hint", "force_action")
+#: Official ALFWorld instance verbs: one of them followed later by a standalone number is an instance action.
 _VERBS = r"go to|take|pick up|put|open|close|toggle|clean|heat|cool|slice|examine|use"
 _NUMBERED = re.compile(rf"\b(?:{_VERBS})\b.*?(?<![\w.])\d+(?![\w.])")
 _KIND = {
@@ -39,11 +40,16 @@ def clean(value: Any) -> str:
     return " ".join(value.split())[:MAX_TEXT]
 
 
+def is_numbered_instance(text: str) -> bool:
+    """Harness-R1's "numbered ALFWorld instance action" test (whitespace collapsed, lower-cased)."""
+    return _NUMBERED.search(" ".join(text.split()).lower()) is not None
+
+
 def _action(value: Any, admissible: Any) -> str:
     if not isinstance(value, str):
         return ""
     action = " ".join(value.split()).lower()
-    if _NUMBERED.search(action):
+    if is_numbered_instance(action):
         allowed = {" ".join(str(a).split()).lower() for a in admissible or []}
         if action not in allowed:
             return ""

@@ -173,3 +173,74 @@ def test_official_style_hook_reads_every_field_by_attribute(env_name: str) -> No
     assert [e for s in record.steps for e in s.hook_errors] == []
     messages = [e["text"] for s in record.steps for e in s.effects if e["kind"] == "message"]
     assert messages == [f"read {len(reads)}"] * record.num_steps  # make_pre_hint ran every round
+
+
+def test_db_error_kinds_streaks_and_schema_discovery() -> None:
+    def sql(text: str) -> str:
+        return f"Action: Operation\n```sql\n{text}\n```"
+
+    script: list[str] = []
+
+    def agent(request: ChatRequest) -> str:
+        if not script:
+            table = re.search(r"The name of this table is (.+?), and the headers", prompt(request)).group(1)  # type: ignore[union-attr]
+            script.extend([
+                "I think.", "Still thinking.", sql(f"SELECT no_such_col FROM `{table}`"),
+                sql("SELECT * FROM no_such_table"), sql("SELEC 1"), sql(f"SELECT * FROM `{table}` WHERE 1 = 0"),
+                sql(f"SELECT MAX(1) FROM `{table}` WHERE 1 = 0"), sql(f"DESCRIBE `{table}`"), sql(f"describe `{table}`;"),
+                "Final Answer: [\"x\"]",
+            ])  # fmt: skip
+        return script.pop(0) if len(script) > 1 else script[0]
+
+    def prompt(request: ChatRequest) -> str:
+        return "\n".join(str(m.content) for m in request.messages)
+
+    seen, _ = record_ctx("db", FunctionAgent(agent))
+    post = by_hook(seen, "on_post_step")
+    pre = by_hook(seen, "make_pre_hint")
+    assert pre[2]["state"]["text_only_streak"] == 2 and pre[2]["predicates"]["text_only_loop"]
+    kinds = [c["state"]["last_error_kind"] for c in post]
+    assert kinds == ["unknown_col", "unknown_table", "syntax", "empty", "null_agg", "ok", "ok"]
+    assert [c["state"]["error_streak"] for c in post[:4]] == [1, 2, 3, 0]
+    assert post[0]["predicates"]["unknown_column_error"] and post[2]["predicates"]["syntax_error"]
+    assert post[0]["state"]["text_only_streak"] == 0 and post[0]["state"]["last_error_text"]
+    assert post[3]["predicates"]["last_result_empty"] and post[3]["state"]["empty_streak"] == 1
+    assert post[4]["state"]["candidate_answer"] == "0" and post[4]["state"]["empty_streak"] == 0
+    table = post[5]["task"]["target_table"]
+    assert post[5]["dbbench"]["discovered_columns"][table]  # DESCRIBE output parsed
+    assert (
+        post[6]["state"]["loop_streak"] == 1 and post[6]["predicates"]["repeated_sql"]
+    )  # same normalised SQL
+    assert post[5]["state"]["candidate_answer"] == "0"  # schema statements do not replace the candidate
+
+
+def test_household_repetition_counters() -> None:
+    replies = iter(
+        ["Action: jump", "Action: jump", "Action: jump", "Action: look"] + ["Action: inventory"] * 50
+    )
+    seen, _ = record_ctx("household", FunctionAgent(lambda request: next(replies)))
+    post = by_hook(seen, "on_post_step")
+    before = by_hook(seen, "on_before_action")
+    assert [c["state"]["nothing_happens_count"] for c in post[:4]] == [1, 2, 3, 3]
+    assert (
+        post[1]["predicates"]["nothing_happens_repeated"]
+        and not post[0]["predicates"]["nothing_happens_repeated"]
+    )
+    assert [c["state"]["repeated_action_count"] for c in post[:3]] == [1, 2, 3]
+    assert [c["state"]["repeated_action_count"] for c in before[:3]] == [
+        0,
+        1,
+        2,
+    ]  # the proposal is not counted
+    assert (
+        post[2]["state"]["repeated_observation_count"] == 3
+        and post[2]["predicates"]["same_observation_repeated"]
+    )
+    assert (
+        before[0]["predicates"]["action_not_admissible"]
+        and not before[3]["predicates"]["action_not_admissible"]
+    )
+    assert (
+        len(post[-1]["history"]["last_actions"]) == 6 and len(post[-1]["history"]["last_observations"]) == 4
+    )
+    assert post[-1]["predicates"]["remaining_steps_low"] and post[-1]["state"]["remaining_steps"] == 0

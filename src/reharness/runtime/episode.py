@@ -282,6 +282,8 @@ class EpisodeRunner:
                     record.steps.append(step)
                     continue
                 step.parsed_action = action = parsed.action
+                if adapter is not None:
+                    adapter.acted(action)
                 if forced is not None:  # r1 rule: a pending force replaces the next proposed action
                     step.source, action, forced = "hook", forced, None
                     step.flags.append("forced")

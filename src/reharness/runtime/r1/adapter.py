@@ -58,6 +58,9 @@ class R1Adapter:
         """A turn without an action (a format error: the official "no tool call" turn)."""
         self.shown = shown
 
+    def acted(self, action: str) -> None:
+        """A turn in which the agent proposed ``action`` (called before any hook sees it)."""
+
     # --- hooks ---------------------------------------------------------------------------------------
     def fires(self, hook: str, action: str | None) -> bool:
         """Whether the official runtime runs ``hook`` here (DBBench: only for its two tools)."""

@@ -44,7 +44,7 @@ SHAPES = {
 }
 ERROR_KINDS = frozenset({"syntax", "unknown_col", "unknown_table", "timeout"})
 _SCHEMA = re.compile(r"^\s*(describe|desc|show\s+tables|show\s+columns|explain)\b", re.IGNORECASE)
-_DESCRIBE = re.compile(r"^\s*(?:describe|desc)\s+`?([^`;\s]+)`?", re.IGNORECASE)
+_DESCRIBE = re.compile(r"^\s*(?:describe|desc)\s+(?:`([^`]+)`|([^;\s]+))", re.IGNORECASE)
 
 
 def normalise_sql(sql: str) -> str:
@@ -134,6 +134,10 @@ class DBAdapter(R1Adapter):
     def no_action(self, shown: str) -> None:
         self.state["text_only_streak"] += 1
 
+    def acted(self, action: str) -> None:
+        if self.tool(action):  # a turn with a tool call resets the streak (upstream, even if it is blocked)
+            self.state["text_only_streak"] = 0
+
     def executed(self, action: str, observation: str, info: dict[str, Any]) -> None:
         super().executed(action, observation, info)
         parsed = protocol.parse_action(action)
@@ -142,7 +146,6 @@ class DBAdapter(R1Adapter):
                 self.state["text_only_streak"] += 1  # upstream: a turn without a (rescued) tool call
             return
         s, sql = self.state, parsed.sql
-        s["text_only_streak"] = 0
         normal = normalise_sql(sql)
         s["loop_streak"] = s["loop_streak"] + 1 if self.history and self.history[-1] == normal else 0
         self.history.append(normal)
@@ -157,7 +160,9 @@ class DBAdapter(R1Adapter):
         rows = _rows(observation)
         described = _DESCRIBE.match(sql)
         if described and rows is not None:
-            self.columns[described.group(1)] = [str(r[0]) for r in rows if isinstance(r, tuple | list) and r]
+            self.columns[described.group(1) or described.group(2)] = [
+                str(r[0]) for r in rows if isinstance(r, tuple | list) and r
+            ]
         task_type, table = self.task["task_type"], (self.task["target_table"] or "").lower()
         if task_type in MUTATIONS and not error:
             verb = re.search(rf"\b{task_type.lower()}\b", sql.lower())

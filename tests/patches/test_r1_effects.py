@@ -126,6 +126,24 @@ def hook(ctx, nb):
     assert not any(s.hook_errors for s in record.steps)
 
 
+def test_shop_rewrite_of_a_bare_option_value_becomes_a_click() -> None:
+    before = """
+def hook(ctx, nb):
+    options = ctx.webshop.attribute_options
+    if ctx.action.value_normalized == "buy now" and options and not nb.get("o"):
+        nb["o"] = 1
+        group = sorted(options)[0]
+        nb["value"] = options[group][-1]
+        return {"kind": "rewrite_action", "action": options[group][-1], "message": "pick an option first"}
+    return None
+"""
+    record = run_episode("shop", [r1_overlay("shop", {"on_before_action": before})])
+    rewritten = [s for s in record.steps if "rewritten" in s.flags][0]
+    assert rewritten.parsed_action == "click[buy now]"
+    assert rewritten.action.startswith("click[") and rewritten.action != "click[buy now]"
+    assert rewritten.action[6:-1] in rewritten.observation.lower()  # the env clicked the option value
+
+
 def test_shop_post_step_force_wraps_as_click() -> None:
     post = "def hook(ctx, nb):\n    if ctx.state.page_type == 'search_results' and not nb.get('f'):\n        nb['f'] = 1\n        return {'kind': 'force_action', 'action': 'next >'}\n    return None\n"  # noqa: E501
     record = run_episode("shop", [r1_overlay("shop", {"on_post_step": post})])

@@ -123,3 +123,36 @@ def test_cli_check_and_try_in_the_r1_dialect(tmp_path: Path) -> None:
     bad.write_text(json.dumps(doc | {"hooks": {"on_before_action": "import re\n" + code}}))
     rejected = CliRunner().invoke(app, ["patch", "check", str(bad), "--dialect", "r1", "--json"])
     assert rejected.exit_code == 1 and json.loads(rejected.output)["errors"][0]["code"] == "module_level_work"
+
+
+def test_cli_run_with_an_official_patch(tmp_path: Path) -> None:
+    """``--dialect r1`` makes ``run`` read the hooks in Harness-R1's view: the official return shape acts."""
+    code = "def hook(ctx, nb):\n    return {'kind': 'inject_hint', 'message': 'after ' + ctx.action.final_action}\n"
+    doc = {"schema_version": "reharness-patch-v1", "env": "household", "hooks": {"on_post_step": code}}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+
+    def run(out: str, *extra: str) -> str:
+        args = [
+            "run",
+            "--env",
+            "household",
+            "--agent",
+            "solver",
+            "--n",
+            "2",
+            "--patch",
+            str(path),
+            "--out",
+            str(tmp_path / out),
+            "--json",
+        ]
+        result = CliRunner().invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        return "".join(p.read_text() for p in (tmp_path / out).rglob("*.jsonl"))
+
+    native, official = run("native"), run("official", "--dialect", "r1")
+    assert (
+        "AttributeError" in native and '"after ' not in native
+    )  # reharness's ctx has no action after a step
+    assert '"text": "after ' in official and '"hook_errors":[{' not in official.replace(" ", "")

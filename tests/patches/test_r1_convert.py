@@ -127,32 +127,22 @@ def test_cli_check_and_try_in_the_r1_dialect(tmp_path: Path) -> None:
 
 def test_cli_run_with_an_official_patch(tmp_path: Path) -> None:
     """``--dialect r1`` makes ``run`` read the hooks in Harness-R1's view: the official return shape acts."""
-    code = "def hook(ctx, nb):\n    return {'kind': 'inject_hint', 'message': 'after ' + ctx.action.final_action}\n"
+    code = "def hook(ctx, nb):\n    return {'kind': 'inject_hint', 'message': 'after ' + ctx.action.final_action}\n"  # noqa: E501
     doc = {"schema_version": "reharness-patch-v1", "env": "household", "hooks": {"on_post_step": code}}
     path = tmp_path / "p.json"
     path.write_text(json.dumps(doc))
 
-    def run(out: str, *extra: str) -> str:
-        args = [
-            "run",
-            "--env",
-            "household",
-            "--agent",
-            "solver",
-            "--n",
-            "2",
-            "--patch",
-            str(path),
-            "--out",
-            str(tmp_path / out),
-            "--json",
-        ]
-        result = CliRunner().invoke(app, [*args, *extra])
+    def run(out: str, *extra: str) -> list[dict[str, object]]:
+        args = ["run", "--env", "household", "--agent", "solver", "--n", "2", "--patch", str(path)]
+        result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / out), "--json", *extra])
         assert result.exit_code == 0, result.output
-        return "".join(p.read_text() for p in (tmp_path / out).rglob("*.jsonl"))
+        lines = [line for p in (tmp_path / out).rglob("*.jsonl") for line in p.read_text().splitlines()]
+        return [step for line in lines for step in json.loads(line)["steps"]]
 
     native, official = run("native"), run("official", "--dialect", "r1")
-    assert (
-        "AttributeError" in native and '"after ' not in native
-    )  # reharness's ctx has no action after a step
-    assert '"text": "after ' in official and '"hook_errors":[{' not in official.replace(" ", "")
+    assert all(
+        "AttributeError" in s["hook_errors"][0]["message"] for s in native
+    )  # no ctx.action after a step
+    assert not any(s["effects"] for s in native)
+    assert all(s["effects"][0]["text"] == "after " + s["action"] for s in official[:-1])
+    assert not any(s["hook_errors"] for s in official)

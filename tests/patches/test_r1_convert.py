@@ -140,9 +140,10 @@ def test_cli_run_with_an_official_patch(tmp_path: Path) -> None:
         return [step for line in lines for step in json.loads(line)["steps"]]
 
     native, official = run("native"), run("official", "--dialect", "r1")
-    assert all(
-        "AttributeError" in s["hook_errors"][0]["message"] for s in native
-    )  # no ctx.action after a step
+    live = [s for s in native if not s["terminated"]]
+    assert live and all("AttributeError" in s["hook_errors"][0]["message"] for s in live)  # no ctx.action
     assert not any(s["effects"] for s in native)
-    assert all(s["effects"][0]["text"] == "after " + s["action"] for s in official[:-1])
+    assert all(s["effects"][0]["text"] == "after " + s["action"] for s in official if not s["terminated"])
     assert not any(s["hook_errors"] for s in official)
+    ended = [s for s in official if s["terminated"]]
+    assert ended and all(s["dropped_effects"][0]["reason"] == "the episode ended" for s in ended)

@@ -133,3 +133,29 @@ def test_numbered_actions_without_admissible_are_dropped_everywhere() -> None:
     )
     kept = normalise("on_before_action", {"kind": "rewrite_action", "action": "Click[Red]"}, None)
     assert kept == {"kind": "rewrite_action", "action": "click[red]"}
+
+
+@pytest.mark.parametrize("isolation", ["standard", "inprocess"])
+def test_notebook_writes_before_a_failure_persist_in_r1(isolation: str) -> None:
+    code = "def hook(ctx, nb):\n    nb['calls'] = nb.get('calls', 0) + 1\n    return ctx.missing\n"
+    for dialect, kept in (("r1", {"calls": 1}), ("reharness", None)):
+        limits = SandboxLimits(dialect=dialect, isolation=isolation)  # type: ignore[arg-type]
+        with HookWorker({"on_post_step": code}, limits) as worker, pytest.raises(PatchRuntimeError) as caught:
+            worker.call("on_post_step", {}, {})
+        assert caught.value.nb == kept
+
+
+def test_notebook_writes_before_a_failure_persist_across_an_episode() -> None:
+    from r1_helpers import r1_overlay, run_episode
+
+    code = """
+def hook(ctx, nb):
+    nb["n"] = nb.get("n", 0) + 1
+    if nb["n"] % 2 == 1:
+        return ctx.no_such_field
+    return {"message": "calls " + str(nb["n"])}
+"""
+    record = run_episode("household", [r1_overlay("household", {"make_pre_hint": code})])
+    messages = [e["text"] for s in record.steps for e in s.effects]
+    assert messages[:2] == ["calls 2", "calls 4"]  # the failed odd calls still counted
+    assert len([e for s in record.steps for e in s.hook_errors]) == (record.num_steps + 1) // 2

@@ -62,7 +62,10 @@ class PatchOverlay(Overlay):
             try:
                 result = await worker.acall(point, thaw(ctx), nb)
             except PatchExecutionError as exc:
-                return HookOutcome(error=exc.message[:1000], error_type=exc.type, nb=nb)
+                kept = getattr(exc, "nb", None)  # r1: writes made before the failure persist
+                return HookOutcome(
+                    error=exc.message[:1000], error_type=exc.type, nb=nb if kept is None else kept
+                )
             finally:
                 self._idle.append(worker)
         return HookOutcome(value=result.value, nb=result.nb, duration_s=result.duration_s)

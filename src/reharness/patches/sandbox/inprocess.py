@@ -65,7 +65,13 @@ class InProcessHooks:
         if expired:
             return None
         if not ok:
-            return self._encode({"id": call_id, "ok": False, "error": value, "stdout": out}).encode()
+            failed = {"id": call_id, "ok": False, "error": value, "stdout": out}
+            if self.limits.dialect == "r1":
+                try:
+                    return self._encode(failed | {"nb": nb}).encode()
+                except BaseException:
+                    pass
+            return self._encode(failed).encode()
         try:
             return self._encode(
                 {"id": call_id, "ok": True, "result": value, "nb": nb, "stdout": out}

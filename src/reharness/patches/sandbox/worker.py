@@ -414,7 +414,11 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
                     info = {"kind": "result", "type": "OverflowError", "msg": too_big, "tb": ""}
                     reply = encode({"id": call_id, "ok": False, "error": info, "stdout": out[:256]})
             else:
-                reply = encode({"id": call_id, "ok": False, "error": value, "stdout": out})
+                failed = {"id": call_id, "ok": False, "error": value, "stdout": out}
+                try:  # Harness-R1 keeps the notebook writes a failing hook made before it failed
+                    reply = encode(failed | {"nb": msg["nb"]}) if dialect == "r1" else encode(failed)
+                except BaseException:
+                    reply = encode(failed)
             del value, msg
         except MemoryError:
             info = {"kind": "memory", "type": "MemoryError", "msg": "", "tb": ""}

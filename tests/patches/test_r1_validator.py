@@ -99,7 +99,8 @@ def test_numbered_instance_literals_are_rejected_on_alfworld_only() -> None:
 
 def test_description_rules() -> None:
     hook = "def hook(ctx, nb):\n    return None\n"
-    assert rules(hook, description="x" * 901) == ["bad_field"]
+    assert rules(hook, description="x" * 901) == []  # upstream cuts the cleaned text to 900 characters
+    assert rules(hook, description="x" * 900 + " task 12") == []  # the cut happens before the leakage check
     assert rules(hook, description="fixes task 12 only") == ["leakage"]
     assert rules(hook, description="buy B0ABCDEFGH") == ["leakage"]
     assert rules(hook, description="  a   fine\n description ") == []

@@ -5,8 +5,8 @@ spec §1.2 and §4.1), re-implemented from their description: only top-level ``d
 ``def hook(ctx, nb)``, at most 5 helpers with plain names, no decorators/annotations, literal defaults,
 ≤ 1200 AST nodes, ≤ 8000 characters, string literals ≤ 700 characters, the official forbidden node types,
 names and attributes, ``try`` only with ``except Exception``, the ALFWorld numbered-instance literal rule,
-and a description ≤ 900 characters without task-leakage patterns. Imports are rejected (``re``, ``math``
-and ``SequenceMatcher`` are pre-injected instead).
+and a description (cleaned, cut to 900 characters) without task-leakage patterns. Imports are rejected
+(``re``, ``math`` and ``SequenceMatcher`` are pre-injected instead).
 
 One rule is stricter than the official one, and it concerns only Python internals no working patch needs:
 attributes that reach frames and code objects (``gi_frame``, ``f_globals``, ``tb_frame``, ``co_code`` …)
@@ -232,11 +232,9 @@ def check_r1_hook(code: str, *, hook: str | None, benchmark: str | None) -> list
 
 
 def check_r1_description(description: str) -> list[PatchValidationError]:
-    """The official description rules: ≤ 900 characters after cleaning, no task-leakage patterns."""
-    text = " ".join(description.split())
-    if len(text) > MAX_DESCRIPTION_CHARS:
-        msg = f"the description is {len(text)} characters; Harness-R1's limit is {MAX_DESCRIPTION_CHARS}"
-        return [PatchValidationError("bad_field", msg, line=0, col=0)]
+    """The official description rules: cleaned (whitespace collapsed, cut to 900 characters, as upstream
+    does rather than rejecting), then rejected when it matches a task-leakage pattern."""
+    text = " ".join(description.split())[:MAX_DESCRIPTION_CHARS]
     for pattern in _LEAKAGE:
         found = pattern.search(text)
         if found:

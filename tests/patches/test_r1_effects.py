@@ -208,3 +208,71 @@ def test_official_patch_on_the_tiny_household_agent() -> None:
         assert not any(s.hook_errors for s in record.steps)
         messages = [e["text"] for s in record.steps for e in s.effects if e["kind"] == "message"]
         assert messages[0] == "Step 0 of 50" and len(messages) == record.num_steps
+
+
+MATRIX = {
+    "on_init": "def hook(ctx, nb):\n    return {'skills': ['TIP-A'], 'tool_hint': 'HINT-T'}\n",
+    "make_pre_hint": "def hook(ctx, nb):\n    nb['pre'] = nb.get('pre', 0) + 1\n    if nb['pre'] == 1:\n        return {'message': 'PRE-1'}\n    return None\n",
+    "on_before_action": """
+def hook(ctx, nb):
+    nb["before"] = nb.get("before", 0) + 1
+    if nb["before"] == 1:
+        return {"kind": "block_and_prompt", "message": "BLOCK-1"}
+    if nb["before"] == 2:
+        return {"kind": "force_action", "action": FORCE_BEFORE, "message": "FORCED-1"}
+    return None
+""",
+    "on_post_step": """
+def hook(ctx, nb):
+    nb["post"] = nb.get("post", 0) + 1
+    if nb["post"] == 1:
+        return {"kind": "inject_hint", "message": "POST-1"}
+    if nb["post"] == 2:
+        return {"kind": "force_action", "action": FORCE_AFTER}
+    return None
+""",
+}  # fmt: skip
+#: Per benchmark: the before-action force (a bare WebShop value is wrapped), the post-step force.
+FORCES = {
+    "household": ("'look'", "'inventory'", "look", "inventory"),
+    "shop": ("ctx.action.value", "'back to search'", None, "click[back to search]"),
+    "db": ("'select 1'", "'select 2'", None, None),  # DBBench ignores both
+}
+
+
+@pytest.mark.parametrize("env_name", ["household", "shop", "db"])
+def test_every_effect_kind_at_every_hook_point(env_name: str) -> None:
+    before, after, forced_before, forced_after = FORCES[env_name]
+    hooks = {h: c.replace("FORCE_BEFORE", before).replace("FORCE_AFTER", after) for h, c in MATRIX.items()}
+    agent = solver()
+    record = run_episode(env_name, [r1_overlay(env_name, hooks)], agent)
+    assert record.success and not any(s.hook_errors for s in record.steps)
+    system = str(agent.requests[0].messages[0].content)
+    assert "- TIP-A" in system and "hint from the harness: HINT-T" in system  # text protocols: system prompt
+    assert "[Harness] PRE-1" in prompt_text(agent.requests[0])
+    assert "PRE-1" not in prompt_text(agent.requests[1]).split("BLOCK-1")[-1]  # fired once
+    blocked, second = record.steps[0], record.steps[1]
+    assert "blocked" in blocked.flags and blocked.observation == "BLOCK-1"
+    if env_name == "db":  # DBBench ignores forces: recorded as dropped, the proposal runs
+        assert second.action == second.parsed_action and second.dropped_effects[0]["kind"] == "force"
+    else:
+        expected = forced_before or second.parsed_action  # shop: the bare value wrapped back as the click
+        assert second.action == expected and "forced" in second.flags
+        assert "[Harness] FORCED-1" in prompt_text(agent.requests[2])
+    assert "[Harness] POST-1" in prompt_text(agent.requests[2])
+    if env_name == "db":  # blocked SQL, the SQL again, the commit: no on_post_step after a commit
+        assert record.num_steps == 3 and record.steps[2].flags == []
+        return
+    third = record.steps[3]  # post #1 after step 1 (step 0 was blocked), post #2 after step 2
+    assert third.action == forced_after and "forced" in third.flags and third.source == "hook"
+
+
+def test_db_post_step_force_is_ignored() -> None:
+    post = "def hook(ctx, nb):\n    return {'kind': 'force_action', 'action': 'select 1', 'message': 'm'}\n"
+    record = run_episode("db", [r1_overlay("db", {"on_post_step": post})])
+    first = record.steps[0]
+    assert (
+        first.dropped_effects[0]["kind"] == "force"
+        and "does not honour" in first.dropped_effects[0]["reason"]
+    )
+    assert record.steps[1].action == record.steps[1].parsed_action and record.success

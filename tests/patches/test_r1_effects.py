@@ -276,3 +276,19 @@ def test_db_post_step_force_is_ignored() -> None:
         and "does not honour" in first.dropped_effects[0]["reason"]
     )
     assert record.steps[1].action == record.steps[1].parsed_action and record.success
+
+
+@pytest.mark.parametrize("env_name", ["household", "shop", "db"])
+def test_tool_hint_with_the_tools_protocol(env_name: str) -> None:
+    init = "def hook(ctx, nb):\n    return {'tool_hint': 'Quote exactly.'}\n"
+    agent = solver()
+    record = run_episode(env_name, [r1_overlay(env_name, {"on_init": init})], agent, protocol="tools")
+    assert record.success
+    request = agent.requests[0]
+    descriptions = {t["function"]["name"]: t["function"]["description"] for t in request.tools}
+    system = str(request.messages[0].content)
+    if env_name == "db":  # DBBench: the system prompt, tool descriptions unchanged
+        assert "hint from the harness: Quote exactly." in system
+        assert not any("Quote exactly." in d for d in descriptions.values())
+    else:  # WebShop: every tool; ALFWorld: take_action
+        assert all(d.endswith("\n\nQuote exactly.") for d in descriptions.values()) and "Quote" not in system

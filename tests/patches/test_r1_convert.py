@@ -147,3 +147,9 @@ def test_cli_run_with_an_official_patch(tmp_path: Path) -> None:
     assert not any(s["hook_errors"] for s in official)
     ended = [s for s in official if s["terminated"]]
     assert ended and all(s["dropped_effects"][0]["reason"] == "the episode ended" for s in ended)
+
+
+def test_cli_run_refuses_an_r1_patch_for_another_benchmark(tmp_path: Path) -> None:
+    args = ["run", "--env", "shop", "--agent", "solver", "--n", "1", "--out", str(tmp_path)]
+    result = CliRunner().invoke(app, [*args, "--patch", "examples/patches/household_nothing_happens_r1.json"])
+    assert result.exit_code != 0 and "--env household" in result.output

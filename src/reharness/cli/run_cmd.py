@@ -19,7 +19,7 @@ from reharness.runtime.harness import Harness, base_harness_config, load_harness
 
 
 def load_patch_overlays(
-    paths: list[Path], isolation: str, concurrency: int, dialect: str | None = None
+    paths: list[Path], isolation: str, concurrency: int, dialect: str | None = None, env: str | None = None
 ) -> list[Any]:
     """Load, validate and wrap patches as sandboxed overlays (clear error listing every problem).
 
@@ -38,6 +38,11 @@ def load_patch_overlays(
     overlays = []
     for path in paths:
         patch = load_patch(path, dialect=dialect)
+        if patch.dialect == "r1" and env is not None and patch.env != env:
+            raise ConfigError(
+                f"patch {path} is a Harness-R1 patch for {patch.env!r}; its ctx does not exist on {env!r}",
+                hint=f"run it with --env {patch.env}",
+            )
         errors = validate_patch(patch)
         if errors:
             listing = "; ".join(
@@ -105,7 +110,7 @@ def run(
         concurrency=concurrency,
     )
     policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
-    overlays = load_patch_overlays(patch or [], isolation, concurrency, dialect)
+    overlays = load_patch_overlays(patch or [], isolation, concurrency, dialect, env_name)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

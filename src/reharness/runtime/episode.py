@@ -27,7 +27,7 @@ from reharness.runtime.effects import TEXT_EFFECTS, Effect, EffectError, parse_e
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import parse_action
 from reharness.runtime.r1.adapter import Proposal, make_adapter
-from reharness.runtime.r1.hooks import OFFICIAL, R1Call, r1_effects, raw_argument, with_tool_hints
+from reharness.runtime.r1.hooks import OFFICIAL, R1Call, apply_init, r1_effects
 from reharness.runtime.view import ReadOnlyView, thaw
 from reharness.store.records import EpisodeRecord, HookErrorRecord, PolicyOutput, StepRecord
 
@@ -207,13 +207,7 @@ class EpisodeRunner:
             else _HookResults()
         )
         init_effects = [e for e in init.effects if not self._honoured(e)]
-        for effect in init_effects:
-            (convo.tips if effect.overlay in self.r1_names else convo.skills).extend(effect.skills)
-        hints = [e.text for e in init_effects if e.kind == "tool_hint" and e.text]
-        if hints and tools and env.name in ("shop", "household"):
-            tools = with_tool_hints(tools, hints, env.name)
-        else:
-            convo.tool_hints.extend(hints)
+        tools = apply_init(init_effects, convo, tools, env.name, self.r1_names)
         pending_effects = [e.to_dict() for e in init_effects]
         pending_errors = list(init.errors)
 
@@ -287,13 +281,7 @@ class EpisodeRunner:
                 if forced is not None:  # r1 rule: a pending force replaces the next proposed action
                     step.source, action, forced = "hook", forced, None
                     step.flags.append("forced")
-                agent = Proposal(
-                    parsed.action,
-                    raw_argument(tool_call, parsed.action),
-                    action,
-                    tool_call.name if tool_call else None,
-                    dict(tool_call.arguments) if tool_call and isinstance(tool_call.arguments, dict) else {},
-                )
+                agent = Proposal.of(parsed.action, tool_call, action)
                 if self.harness.overlays:
                     proposed = {
                         "text": action,
@@ -358,8 +346,7 @@ class EpisodeRunner:
             if adapter is not None:
                 adapter.executed(action, observation, info)
             if self.harness.overlays and (not done or adapter is not None):
-                executed = Proposal(action, action, action) if agent is None else agent
-                executed = Proposal(executed.action, executed.raw, action, executed.tool, executed.arguments)
+                executed = (agent or Proposal(action, action)).scheduled(action)
                 post = await self._call_hooks(
                     "after_feedback",
                     ctx_now(),

@@ -31,7 +31,7 @@ class InProcessHooks:
         self.hooks, self.load_errors = worker.load_hooks(
             hooks, builtin_names, limits.modules, limits.max_traceback_chars, limits.dialect
         )
-        self._view = worker.r1_view if limits.dialect == "r1" else worker.CtxView
+        self._view = worker.r1.r1_view if limits.dialect == "r1" else worker.CtxView
         self._encode, self._decode = worker.make_codec()
 
     def run(self, call_id: int, point: str, ctx: dict[str, Any], nb: dict[str, Any]) -> bytes | None:

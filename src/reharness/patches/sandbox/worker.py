@@ -41,6 +41,23 @@ from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
+
+def _sibling(name: str) -> Any:
+    """A module next to this file, loaded by path (the worker runs with ``-I``: its directory is not on
+    ``sys.path``; and it must never import the ``reharness`` package)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_reharness_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: The ``r1`` dialect's view, namespace and line budget (:mod:`.r1_dialect`).
+r1 = _sibling("r1_dialect")
 EXIT_PARENT_GONE = 70
 EXIT_BAD_CONFIG = 71
 EXIT_BAD_FRAME = 72
@@ -92,44 +109,6 @@ def freeze(value: Any) -> Any:
     if type(value) is list:
         return tuple(freeze(v) for v in value)
     return value
-
-
-class R1Ctx(dict):  # type: ignore[type-arg]
-    """Harness-R1's ``ctx``: a plain dict subclass that also allows attribute reads (``ctx.state.x``).
-
-    It is a fresh deep copy per call (decoded from the frame), so hooks may mutate it without effect; a
-    missing key read as an attribute raises ``AttributeError`` (the official hook then yields nothing).
-    """
-
-    __slots__ = ()
-
-    def __getattr__(self, key: str) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            raise AttributeError(key) from None
-
-
-def r1_view(value: Any) -> Any:
-    """Convert decoded JSON recursively: dicts become :class:`R1Ctx`, lists stay lists (official rule)."""
-    if type(value) is dict:
-        return R1Ctx({k: r1_view(v) for k, v in value.items()})
-    if type(value) is list:
-        return [r1_view(v) for v in value]
-    return value
-
-
-class LineBudgetExceeded(BaseException):
-    """Raised into an r1 hook past its line budget; a BaseException so ``except Exception`` cannot eat it."""
-
-
-def r1_globals() -> dict[str, Any]:
-    """What Harness-R1 pre-injects into every hook namespace: ``re``, ``math`` and ``SequenceMatcher``."""
-    import difflib
-    import math
-    import re
-
-    return {"re": re, "math": math, "SequenceMatcher": difflib.SequenceMatcher}
 
 
 def _thaw(value: Any) -> Any:
@@ -218,7 +197,7 @@ def load_hooks(
     ``SequenceMatcher`` (each code block still gets its own namespace, as there).
     """
     base = safe_builtins(builtin_names, modules)
-    injected = r1_globals() if dialect == "r1" else {}
+    injected = r1.r1_globals() if dialect == "r1" else {}
     hooks: dict[str, HookFn] = {}
     errors: dict[str, dict[str, str]] = {}
     for point, src in sources.items():
@@ -236,26 +215,6 @@ def load_hooks(
     return hooks, errors
 
 
-def line_tracer(budget: int) -> Callable[..., Any]:
-    """A ``sys.settrace`` function counting "line" events of every frame; past ``budget`` it aborts the hook.
-
-    Harness-R1 charges library code the hook calls too (a ``SequenceMatcher`` ratio can exceed 2000 lines).
-    """
-    left = [budget]
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event == "line":
-            left[0] -= 1
-            if left[0] < 0:
-                raise LineBudgetExceeded(f"the hook ran more than {budget} lines (Harness-R1's line budget)")
-        return local
-
-    def trace(frame: Any, event: str, arg: Any) -> Any:
-        return local
-
-    return trace
-
-
 def call_hook(
     fn: HookFn, ctx: Any, nb: dict[str, Any], stdout_cap: int, line_budget: int | None = None
 ) -> tuple[bool, Any, str]:
@@ -266,7 +225,7 @@ def call_hook(
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     try:
         if line_budget is not None:
-            sys.settrace(line_tracer(line_budget))
+            sys.settrace(r1.line_tracer(line_budget))
         value = fn(ctx, nb)
     except BaseException as exc:  # everything a hook raises is reported, nothing escapes
         return False, error_info(exc, skip=1), sink.text()
@@ -369,8 +328,8 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
     dialect = str(config.get("dialect", "reharness"))
     line_budget = config.get("line_budget")
     if dialect == "r1":
-        view = r1_view  # type: ignore[assignment]
-        r1_globals()  # import re, math and difflib before confinement
+        view = r1.r1_view
+        r1.r1_globals()  # import re, math and difflib before confinement
 
     caps = confine.confine(config["confine"])
     caps |= {"pdeathsig": pdeathsig, "pid": os.getpid(), "missing_modules": missing}

@@ -10,7 +10,7 @@ subclass. The adapter never changes the env; the runtime applies effects through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reharness.core.errors import ConfigError
@@ -31,6 +31,19 @@ class Proposal:
     final: str | None = None
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, action: str, tool_call: Any, scheduled: str) -> Proposal:
+        """The proposal of a parsed ``action`` (from ``tool_call`` when the agent used one)."""
+        arguments = getattr(tool_call, "arguments", None)
+        arguments = dict(arguments) if isinstance(arguments, dict) else {}
+        first = next(iter(arguments.values()), action) if arguments else action
+        raw = first if isinstance(first, str) else str(first)  # Harness-R1's raw/value: the first argument
+        return cls(action, raw, scheduled, getattr(tool_call, "name", None), arguments)
+
+    def scheduled(self, final: str) -> Proposal:
+        """The same proposal with ``final`` as the scheduled or executed action."""
+        return replace(self, final=final)
 
 
 class R1Adapter:

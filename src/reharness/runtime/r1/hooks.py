@@ -73,14 +73,22 @@ class R1Call:
     def ctx(self, scheduled: str | None) -> dict[str, Any]:
         proposal = self.proposal
         if proposal is not None and scheduled is not None:
-            proposal = Proposal(proposal.action, proposal.raw, scheduled, proposal.tool, proposal.arguments)
+            proposal = proposal.scheduled(scheduled)
         return self.adapter.ctx(self.hook, self.step, proposal)
 
 
-def raw_argument(tool_call: Any, action: str) -> str:
-    """The first argument value of the agent's tool call (Harness-R1's ``raw``/``value``), else the action."""
-    arguments = getattr(tool_call, "arguments", None)
-    if isinstance(arguments, dict) and arguments:
-        first = next(iter(arguments.values()))
-        return first if isinstance(first, str) else str(first)
-    return action
+def apply_init(
+    effects: list[Effect], convo: Any, tools: tuple[dict[str, Any], ...], env: str, r1_names: frozenset[str]
+) -> tuple[dict[str, Any], ...]:
+    """Apply honoured ``on_init`` effects to the conversation; returns the episode's tools.
+
+    reharness skills go under "Harness notes", r1 skills under Harness-R1's tips header; r1 tool hints go
+    into the tool descriptions (WebShop, ALFWorld with tools) or the system prompt (DBBench, text protocols).
+    """
+    for effect in effects:
+        (convo.tips if effect.overlay in r1_names else convo.skills).extend(effect.skills)
+    hints = [e.text for e in effects if e.kind == "tool_hint" and e.text]
+    if hints and tools and env in ("shop", "household"):
+        return with_tool_hints(tools, hints, env)
+    convo.tool_hints.extend(hints)
+    return tools

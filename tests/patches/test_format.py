@@ -273,7 +273,7 @@ def act(hook: str = "on_post_step", **fields: object) -> dict[str, object]:
         (r1(*[act()] * 13), "too_many_actions"),
         (r1(act(type="add_rule")), "unsupported_action"),
         (r1({"type": "block_action", "pattern": "x"}), "unsupported_action"),
-        (r1(act(), act()), "duplicate_hook"),
+        (r1(act(), act(), reharness_dialect="reharness"), "duplicate_hook"),
         (r1(act(), act("after_feedback"), reharness_dialect="reharness"), "duplicate_hook"),
         (r1(act("after_feedback")), "unknown_hook"),  # the r1 dialect takes the official names only
         (r1(), "empty_patch"),

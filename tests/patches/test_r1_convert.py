@@ -153,3 +153,16 @@ def test_cli_run_refuses_an_r1_patch_for_another_benchmark(tmp_path: Path) -> No
     args = ["run", "--env", "shop", "--agent", "solver", "--n", "1", "--out", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, "--patch", "examples/patches/household_nothing_happens_r1.json"])
     assert result.exit_code != 0 and "--env household" in result.output
+
+
+def test_a_repeated_r1_hook_is_not_translatable() -> None:
+    code = "def hook(ctx, nb):\n    return None\n"
+    doc = {
+        "schema_version": "harness-r1-patch-v1",
+        "benchmark": "webshop",
+        "description": "d",
+        "actions": [{"type": "add_code_hook", "hook": "on_post_step", "code": code}] * 2,
+    }
+    with pytest.raises(ConversionError) as caught:
+        convert_patch(Patch.from_dict(doc), "reharness")
+    assert "2 code blocks" in caught.value.message

@@ -10,6 +10,9 @@ import pytest
 from r1_helpers import r1_overlay, run_episode
 
 from reharness.core.types import ChatRequest, ChatResponse
+from reharness.patches.model import Patch
+from reharness.patches.overlay import PatchOverlay
+from reharness.patches.validate import validate_patch
 from reharness.runtime.agents import SolverAgent
 
 
@@ -292,3 +295,37 @@ def test_tool_hint_with_the_tools_protocol(env_name: str) -> None:
         assert not any("Quote exactly." in d for d in descriptions.values())
     else:  # WebShop: every tool; ALFWorld: take_action
         assert all(d.endswith("\n\nQuote exactly.") for d in descriptions.values()) and "Quote" not in system
+
+
+def test_a_repeated_hook_runs_every_block_in_order_each_in_its_own_namespace() -> None:
+    first = "def label(ctx):\n    return 'A'\n\ndef hook(ctx, nb):\n    return {'kind': 'inject_hint', 'message': label(ctx) + str(ctx.step)}\n"
+    broken = "def hook(ctx, nb):\n    return ctx.no_such_field\n"
+    second = "def label(ctx):\n    return 'B'\n\ndef hook(ctx, nb):\n    return {'kind': 'inject_hint', 'message': label(ctx) + str(ctx.step)}\n"
+    doc = {
+        "schema_version": "harness-r1-patch-v1",
+        "benchmark": "alfworld",
+        "description": "three blocks of one hook",
+        "actions": [
+            {"type": "add_code_hook", "hook": "on_post_step", "code": c} for c in (first, broken, second)
+        ],
+    }
+    patch = Patch.from_dict(doc)
+    assert list(patch.hooks) == ["after_feedback"] and validate_patch(patch) == []
+    assert [a["code"] for a in patch.to_harness_r1()["actions"]] == [first, broken, second]  # round trip
+    agent = solver()
+    record = run_episode("household", [PatchOverlay(patch)], agent)
+    assert record.success
+    hints = [e["text"] for e in record.steps[0].effects]
+    assert hints == ["A0", "B0"]  # in patch order; each block sees its own helper `label`
+    assert "[Harness] A0\n\n[Harness] B0" in prompt_text(agent.requests[1])
+    errors = [e for s in record.steps for e in s.hook_errors]
+    assert len(errors) == record.num_steps and all("AttributeError" in e.message for e in errors)
+    bad = dict(
+        doc,
+        actions=[
+            *doc["actions"],
+            {"type": "add_code_hook", "hook": "on_post_step", "code": "import re\n" + first},
+        ],
+    )
+    lines = [e.line for e in validate_patch(Patch.from_dict(bad))]
+    assert lines and min(lines) > first.count("\n")  # positions point into the joined hook source

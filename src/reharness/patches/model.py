@@ -9,8 +9,10 @@ Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_
 or Harness-R1's (``make_pre_hint``, ``on_before_action``, ``on_post_step``); a :class:`Patch` keys its hooks
 by the canonical point, in lifecycle order. Harness-R1's ``harness-r1-patch-v1`` (REFERENCE.md §1) is imported
 and exported: at most 12 actions, only ``add_code_hook``, each hook at most once, benchmark names mapped to
-environments (webshop→shop, alfworld→household, dbbench→db). Unknown keys of that foreign format are kept
-under ``metadata["harness_r1"]`` rather than rejected, so newer Harness-R1 files still import.
+environments (webshop→shop, alfworld→household, dbbench→db); in the ``r1`` dialect a repeated hook is kept
+as several code blocks of one hook (upstream runs them all, in order, each compiled on its own). Unknown
+keys of that foreign format are kept under ``metadata["harness_r1"]`` rather than rejected, so newer
+Harness-R1 files still import.
 
 **Dialect** says which view the hooks are written against: ``reharness`` (reharness's ``ctx`` and effect
 names) or ``r1`` (Harness-R1's official ``ctx``, namespace, validator and return-value rules; see
@@ -41,6 +43,7 @@ import yaml
 from reharness.core.errors import did_you_mean
 from reharness.core.hashing import stable_hash
 from reharness.patches.documents import format_error, parse_text, read_text
+from reharness.patches.sandbox.r1_dialect import BLOCK_SEPARATOR, split_blocks
 from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
 
 SCHEMA_VERSION = "reharness-patch-v1"
@@ -242,7 +245,11 @@ class Patch:
             fix = "set env to household, shop or db before exporting"
             raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
         benchmark = next(b for b, e in R1_BENCHMARKS.items() if e == self.env)
-        actions = [{"type": "add_code_hook", "hook": _R1_NAMES[p], "code": c} for p, c in self.hooks.items()]
+        actions = [
+            {"type": "add_code_hook", "hook": _R1_NAMES[p], "code": block}
+            for p, c in self.hooks.items()
+            for block in (split_blocks(c) if self.dialect == "r1" else [c])
+        ]
         out: dict[str, Any] = {
             "schema_version": HARNESS_R1_SCHEMA,
             "benchmark": benchmark,
@@ -331,6 +338,9 @@ def _from_harness_r1(data: Mapping[str, Any], source: str, dialect: str) -> Patc
         if dialect == "r1":
             _r1_hook_name(action.get("hook"), source, f"{where}.hook")
         point = _hook_point(action.get("hook"), source, f"{where}.hook")
+        if point in hooks and dialect == "r1":  # upstream runs every block of a repeated hook, in order
+            hooks[point] += BLOCK_SEPARATOR.lstrip("\n") + _code(action.get("code"), source, f"{where}.code")
+            continue
         if point in hooks:
             fix = "each hook may appear once; merge the two code blocks into one hook"
             raise format_error(

@@ -17,6 +17,7 @@ from typing import Any, cast
 from reharness.patches.errors import PatchExecutionError
 from reharness.patches.model import Patch
 from reharness.patches.sandbox.limits import Dialect
+from reharness.patches.sandbox.r1_dialect import split_blocks
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
 from reharness.runtime.effects import HookOutcome
 from reharness.runtime.overlay import Overlay
@@ -30,6 +31,10 @@ class PatchOverlay(Overlay):
         self.patch = patch
         self.name = f"patch-{patch.identity[:8]}"
         self.dialect = patch.dialect
+        #: code blocks per hook point (more than one: a hook repeated in a Harness-R1 patch)
+        self.blocks = {
+            p: len(split_blocks(c)) if patch.dialect == "r1" else 1 for p, c in patch.hooks.items()
+        }
         self.limits = replace(limits or SandboxLimits(), dialect=cast(Dialect, patch.dialect))
         self.max_workers = max(1, max_workers)
         self._idle: list[HookWorker] = []

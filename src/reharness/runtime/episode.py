@@ -27,7 +27,7 @@ from reharness.runtime.effects import TEXT_EFFECTS, Effect, EffectError, parse_e
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import parse_action
 from reharness.runtime.r1.adapter import Proposal, make_adapter
-from reharness.runtime.r1.hooks import OFFICIAL, R1Call, apply_init, r1_effects
+from reharness.runtime.r1.hooks import OFFICIAL, R1Call, apply_init, r1_outcome
 from reharness.runtime.view import ReadOnlyView, thaw
 from reharness.store.records import EpisodeRecord, HookErrorRecord, PolicyOutput, StepRecord
 
@@ -91,7 +91,11 @@ class EpisodeRunner:
                 continue
             if is_r1:
                 assert r1 is not None
-                effects = r1_effects(point, outcome.value, data, overlay.name, r1.adapter, r1.proposal)
+                effects, failed = r1_outcome(overlay, point, outcome.value, data, r1)
+                results.errors += [
+                    HookErrorRecord(point=point, overlay=overlay.name, error_type="runtime_error", message=m)
+                    for m in failed
+                ]
             else:
                 try:
                     effect = parse_effect(point, outcome.value, overlay=overlay.name)

@@ -27,6 +27,7 @@ from typing import Any
 
 from reharness.core.errors import ReharnessError
 from reharness.patches.model import Patch
+from reharness.patches.sandbox.r1_dialect import split_blocks
 
 SHARED_FIELDS: dict[str | None, frozenset[str]] = {
     "household": frozenset({"observation", "admissible", "max_step"}),
@@ -175,6 +176,13 @@ def convert_patch(patch: Patch, to: str) -> Patch:
     hooks: dict[str, str] = {}
     problems: list[str] = []
     for point, code in patch.hooks.items():
+        blocks = len(split_blocks(code)) if patch.dialect == "r1" else 1
+        if blocks > 1:
+            problems.append(
+                f"{point}: the hook is repeated ({blocks} code blocks, each in its own namespace); "
+                "reharness has one hook per point — merge the blocks by hand"
+            )
+            continue
         hooks[point], found = convert_hook(code, point, to, patch.env)
         problems += found
     if problems:

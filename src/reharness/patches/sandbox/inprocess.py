@@ -59,7 +59,14 @@ class InProcessHooks:
             sys.settrace(trace)
         try:
             # with a line budget the worker's tracer replaces the deadline tracer (it also bounds the call)
-            ok, value, out = worker.call_hook(fn, self._view(ctx), nb, self.limits.max_stdout_chars, budget)
+            if isinstance(fn, list):
+                ok, value, out = worker.r1.run_blocks(
+                    worker.call_hook, fn, self._view, ctx, nb, self.limits.max_stdout_chars, budget
+                )
+            else:
+                ok, value, out = worker.call_hook(
+                    fn, self._view(ctx), nb, self.limits.max_stdout_chars, budget
+                )
         finally:
             sys.settrace(previous)
         if expired:

@@ -8,6 +8,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+#: Joins the code blocks of a hook name repeated in one Harness-R1 patch (upstream runs each, in order,
+#: each compiled on its own); a worker in the ``r1`` dialect splits on it.
+BLOCK_SEPARATOR = "\n# --- harness-r1: next add_code_hook block for this hook ---\n"
+
+
+def split_blocks(source: str) -> list[str]:
+    """The code blocks of one hook's source (one unless the patch repeated the hook)."""
+    return [block.strip("\n") + "\n" for block in source.split(BLOCK_SEPARATOR)]
+
+
+def run_blocks(
+    run_hook: Callable[..., tuple[bool, Any, str]],
+    fns: list[Any],
+    view: Callable[[Any], Any],
+    ctx: Any,
+    nb: dict[str, Any],
+    stdout_cap: int,
+    line_budget: int | None,
+) -> tuple[bool, Any, str]:
+    """Call every block of a repeated hook in order, each on its own ctx copy and line budget; the result
+    ``{"r1_blocks": [{"ok": True, "value": v} | {"ok": False, "error": info}, ...]}`` keeps them apart."""
+    blocks, outs = [], []
+    for fn in fns:
+        ok, value, out = run_hook(fn, view(ctx), nb, stdout_cap, line_budget)
+        outs.append(out)
+        blocks.append({"ok": True, "value": value} if ok else {"ok": False, "error": value})
+    return True, {"r1_blocks": blocks}, "".join(outs)[:stdout_cap]
+
 
 class R1Ctx(dict):  # type: ignore[type-arg]
     """Harness-R1's ``ctx``: a plain dict subclass that also allows attribute reads (``ctx.state.x``).

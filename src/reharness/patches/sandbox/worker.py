@@ -201,6 +201,14 @@ def load_hooks(
     hooks: dict[str, HookFn] = {}
     errors: dict[str, dict[str, str]] = {}
     for point, src in sources.items():
+        blocks = r1.split_blocks(src) if dialect == "r1" else [src]
+        if len(blocks) > 1:  # a hook repeated in a Harness-R1 patch: each block on its own, all in order
+            parts = {f"{point}#{i}": b for i, b in enumerate(blocks)}
+            loaded, _ = load_hooks(
+                parts, builtin_names, modules, tb_cap, dialect
+            )  # a failing block is dropped
+            hooks[point] = list(loaded.values())  # type: ignore[assignment]
+            continue
         filename = f"<patch:{point}>"
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
         namespace: dict[str, Any] = {"__builtins__": dict(base), "__name__": f"patch_{point}", **injected}
@@ -356,7 +364,12 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
                 }
                 send(encode({"id": call_id, "ok": False, "error": error, "stdout": ""}))
                 continue
-            ok, value, out = run_hook(fn, view(msg["ctx"]), msg["nb"], stdout_cap, line_budget)
+            if type(fn) is list:
+                ok, value, out = r1.run_blocks(
+                    run_hook, fn, view, msg["ctx"], msg["nb"], stdout_cap, line_budget
+                )
+            else:
+                ok, value, out = run_hook(fn, view(msg["ctx"]), msg["nb"], stdout_cap, line_budget)
             sys.stdout, sys.stderr = stdout0, stderr0
             if ok:
                 try:

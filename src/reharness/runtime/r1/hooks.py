@@ -92,3 +92,35 @@ def apply_init(
         return with_tool_hints(tools, hints, env)
     convo.tool_hints.extend(hints)
     return tools
+
+
+def unpack_blocks(overlay: Any, point: str, value: Any) -> tuple[list[Any], list[str]]:
+    """The return values of a hook repeated in one r1 patch (``overlay.blocks[point] > 1``) and the errors
+    of its failing blocks; a hook with one block gives ``([value], [])``."""
+    if getattr(overlay, "blocks", {}).get(point, 1) <= 1 or not isinstance(value, dict):
+        return [value], []
+    values, errors = [], []
+    for block in value.get("r1_blocks") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("ok"):
+            values.append(block.get("value"))
+        else:
+            raw = block.get("error")
+            error: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            errors.append(
+                f"hook {point!r} raised {error.get('type', 'Exception')}: {error.get('msg', '')}"[:1000]
+            )
+    return values, errors
+
+
+def r1_outcome(
+    overlay: Any, point: str, value: Any, ctx: dict[str, Any], call: R1Call
+) -> tuple[list[Effect], list[str]]:
+    """The effects of an r1 overlay's hook call (every block of a repeated hook, in order) and the error
+    messages of failing blocks."""
+    values, failed = unpack_blocks(overlay, point, value)
+    effects = [
+        e for v in values for e in r1_effects(point, v, ctx, overlay.name, call.adapter, call.proposal)
+    ]
+    return effects, failed

@@ -128,10 +128,21 @@ def try_hook(
             call = worker.call(point, ctx_data, nb_data)
             result["nb"] = call.nb
             if patch.dialect == "r1":
+                from reharness.patches.sandbox.r1_dialect import split_blocks
                 from reharness.runtime.r1.hooks import OFFICIAL
                 from reharness.runtime.r1.normalise import normalise
 
-                result["effect"] = normalise(OFFICIAL[point], call.value, ctx_data.get("admissible"))
+                hook, admissible = OFFICIAL[point], ctx_data.get("admissible")
+                if len(split_blocks(patch.hooks[point])) > 1:  # a repeated hook: one effect per block
+                    blocks = call.value.get("r1_blocks", []) if isinstance(call.value, dict) else []
+                    result["effect"] = [
+                        normalise(hook, b.get("value"), admissible)
+                        if b.get("ok")
+                        else {"error": b.get("error")}
+                        for b in blocks
+                    ]
+                else:
+                    result["effect"] = normalise(hook, call.value, admissible)
             else:
                 effect = parse_effect(point, call.value, overlay="try")
                 result["effect"] = None if effect is None else effect.to_dict()

@@ -273,8 +273,11 @@ def act(hook: str = "on_post_step", **fields: object) -> dict[str, object]:
         (r1(*[act()] * 13), "too_many_actions"),
         (r1(act(type="add_rule")), "unsupported_action"),
         (r1({"type": "block_action", "pattern": "x"}), "unsupported_action"),
-        (r1(act(), act()), "duplicate_hook"),
-        (r1(act(), act("after_feedback")), "duplicate_hook"),
+        (r1(act(), act(), reharness_dialect="reharness"), "duplicate_hook"),
+        (r1(act(), act("after_feedback"), reharness_dialect="reharness"), "duplicate_hook"),
+        (r1(act("after_feedback")), "unknown_hook"),  # the r1 dialect takes the official names only
+        (r1(), "empty_patch"),
+        (r1(act(), benchmark=None), "missing_field"),
         (r1(act("on_step")), "unknown_hook"),
         (r1(act(code=None)), "bad_field"),
         (r1("add_code_hook"), "bad_field"),
@@ -294,7 +297,8 @@ def test_harness_r1_import_keeps_unknown_fields_in_metadata() -> None:
         "extra": {"notes": "n"},
         "action_extra": [{"index": 0, "rationale": "why"}],
     }
-    assert Patch.from_dict(r1()).hooks == {}  # an empty patch is well-formed; validation rejects it
+    # in the reharness dialect an empty patch is well-formed; validation rejects it
+    assert Patch.from_dict(r1(reharness_dialect="reharness")).hooks == {}
 
 
 # --- extraction from replies --------------------------------------------------------------------------------

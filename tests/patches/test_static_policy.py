@@ -211,6 +211,22 @@ def test_realistic_inline_patch_passes_and_runs() -> None:
 )
 def test_example_patches_are_valid_and_return_valid_effects(name: str) -> None:
     patch = check_patch(load_patch(EXAMPLES / name))
+    if patch.dialect == "r1":  # written against Harness-R1's ctx: run it as the r1 runtime would
+        from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
+        from reharness.runtime.r1.normalise import normalise
+
+        r1_ctx = {
+            "observation": "Nothing happens.",
+            "admissible": ["go to cabinet 1", "open cabinet 1", "look"],
+            "action": {"normalized": "open the cabinet 1"},
+        }
+        with HookWorker(dict(patch.hooks), SandboxLimits(dialect="r1")) as worker:
+            value = worker.call("after_feedback", r1_ctx, {}).value
+        assert normalise("on_post_step", value, r1_ctx["admissible"]) == {
+            "kind": "inject_hint",
+            "message": "Try one of: go to cabinet 1; open cabinet 1",
+        }
+        return
     ctx = {
         "observation": "Nothing happens.",
         "admissible": ["go to cabinet 1", "open cabinet 1", "look"],

@@ -18,6 +18,7 @@ from reharness.cli.common import Isolation, friendly_errors, input_file, positiv
 from reharness.core.errors import ConfigError
 
 patch_app = typer.Typer(help="Validate patches and run their hooks in the sandbox.", no_args_is_help=True)
+_DIALECT_HELP = "Read the file as reharness or r1 (Harness-R1's ctx and rules); default: from the file."
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -36,15 +37,19 @@ def check(
         Path, typer.Argument(help="A reharness-patch-v1 or harness-r1-patch-v1 file (JSON/YAML).")
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+    dialect: Annotated[str | None, typer.Option(help=_DIALECT_HELP)] = None,
 ) -> None:
-    """Statically validate a patch (format, AST allow-list, shape, leakage); exit 1 when invalid."""
+    """Statically validate a patch (format, AST allow-list, shape, leakage); exit 1 when invalid.
+
+    An r1-dialect patch is checked by Harness-R1's own validator rules.
+    """
     from reharness.patches.errors import PatchFormatError, PatchValidationError
     from reharness.patches.model import load_patch
     from reharness.patches.validate import validate_patch
 
     hooks: list[str] = []
     try:
-        patch = load_patch(file)
+        patch = load_patch(file, dialect=dialect)
         hooks = sorted(patch.hooks)
         errors = validate_patch(patch)
     except PatchFormatError as exc:
@@ -92,8 +97,12 @@ def try_hook(
         typer.Option(callback=positive, max=600.0, help="Wall-clock deadline of the call in seconds."),
     ] = 0.5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+    dialect: Annotated[str | None, typer.Option(help=_DIALECT_HELP)] = None,
 ) -> None:
-    """Run one hook call of a patch in the sandbox and print its effect, notebook and error."""
+    """Run one hook call of a patch in the sandbox and print its effect, notebook and error.
+
+    For an r1-dialect patch ``--ctx`` is Harness-R1's ctx and the effect is the official normalisation.
+    """
     from reharness.patches.errors import PatchExecutionError, PatchFormatError
     from reharness.patches.model import load_patch
     from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
@@ -111,7 +120,7 @@ def try_hook(
     result: dict[str, Any] = {"ok": False, "effect": None, "nb": nb_data, "error": None}
     worker = None
     try:
-        patch = load_patch(file)
+        patch = load_patch(file, dialect=dialect)
         if point not in patch.hooks:
             raise ConfigError(
                 f"the patch has no {point} hook", hint=f"it has: {', '.join(sorted(patch.hooks))}"
@@ -124,13 +133,31 @@ def try_hook(
                 "message": f"{first.rule} at {first.line}:{first.col}: {first.message}",
             }
         else:
-            worker = HookWorker(
-                dict(patch.hooks), SandboxLimits(isolation=cast(Any, isolation.value), call_timeout_s=timeout)
+            limits = SandboxLimits(
+                isolation=cast(Any, isolation.value), call_timeout_s=timeout, dialect=cast(Any, patch.dialect)
             )
+            worker = HookWorker(dict(patch.hooks), limits)
             call = worker.call(point, ctx_data, nb_data)
             result["nb"] = call.nb
-            effect = parse_effect(point, call.value, overlay="try")
-            result["effect"] = None if effect is None else effect.to_dict()
+            if patch.dialect == "r1":
+                from reharness.patches.sandbox.r1_dialect import split_blocks
+                from reharness.runtime.r1.hooks import OFFICIAL
+                from reharness.runtime.r1.normalise import normalise
+
+                hook, admissible = OFFICIAL[point], ctx_data.get("admissible")
+                if len(split_blocks(patch.hooks[point])) > 1:  # a repeated hook: one effect per block
+                    blocks = call.value.get("r1_blocks", []) if isinstance(call.value, dict) else []
+                    result["effect"] = [
+                        normalise(hook, b.get("value"), admissible)
+                        if b.get("ok")
+                        else {"error": b.get("error")}
+                        for b in blocks
+                    ]
+                else:
+                    result["effect"] = normalise(hook, call.value, admissible)
+            else:
+                effect = parse_effect(point, call.value, overlay="try")
+                result["effect"] = None if effect is None else effect.to_dict()
             result["ok"] = True
     except PatchFormatError as exc:
         result["error"] = {"type": "format", "message": exc.message}
@@ -146,3 +173,35 @@ def try_hook(
     else:
         stdout.print_json(json.dumps(result))
     raise typer.Exit(0 if result["ok"] else 1)
+
+
+@patch_app.command("convert")
+@friendly_errors
+def convert(
+    file: Annotated[Path, typer.Argument(help="The patch file (either format, either dialect).")],
+    to: Annotated[str, typer.Option("--to", help="Target dialect: reharness or r1 (Harness-R1's own).")],
+    out: Annotated[Path | None, typer.Option(help="Write here (.yaml/.yml: YAML) instead of stdout.")] = None,
+    dialect: Annotated[str | None, typer.Option(help=_DIALECT_HELP)] = None,
+) -> None:
+    """Translate a patch between the reharness and r1 dialects where a faithful translation exists.
+
+    ``--to r1`` writes an official harness-r1-patch-v1 document; ``--to reharness`` a reharness-patch-v1 one.
+    What cannot be translated (ctx fields without an equivalent, imports, computed effect types) is named
+    in the error.
+    """
+    from reharness.patches.model import load_patch
+    from reharness.patches.r1.convert import convert_patch
+
+    converted = convert_patch(load_patch(file, dialect=dialect), to)
+    if to == "r1":
+        text = json.dumps(converted.to_harness_r1(), indent=2, ensure_ascii=False) + "\n"
+        if out is not None:
+            out.write_text(text, encoding="utf-8")
+    elif out is not None:
+        converted.dump(out)
+    else:
+        text = converted.to_json()
+    if out is None:
+        print(text, end="")
+    else:
+        stdout.print(f"wrote {out} ({to} dialect; hooks: {', '.join(converted.hooks)})", highlight=False)

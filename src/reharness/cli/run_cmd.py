@@ -35,10 +35,13 @@ from reharness.runtime.harness import Harness, base_harness_config, load_harness
 
 
 def load_patch_overlays(
-    paths: list[Path], isolation: str, concurrency: int, env: str | None = None
+    paths: list[Path], isolation: str, concurrency: int, dialect: str | None = None, env: str | None = None
 ) -> list[Any]:
     """Load, validate and wrap patches as sandboxed overlays (clear error listing every problem); a patch
-    written for another environment than ``env`` is refused."""
+    written for another environment than ``env`` is refused.
+
+    ``dialect`` (``reharness`` or ``r1``) overrides each document's own (``--dialect``).
+    """
     if not paths:
         return []
     from reharness.core.errors import ConfigError
@@ -51,7 +54,12 @@ def load_patch_overlays(
         raise ConfigError(f"--isolation must be standard or strict, not {isolation!r}")
     overlays = []
     for path in paths:
-        patch = load_patch(path)
+        patch = load_patch(path, dialect=dialect)
+        if patch.dialect == "r1" and env is not None and patch.env != env:
+            raise ConfigError(
+                f"patch {path} is a Harness-R1 patch for {patch.env!r}; its ctx does not exist on {env!r}",
+                hint=f"run it with --env {patch.env}",
+            )
         if env is not None and patch.env is not None and patch.env != env:
             raise ConfigError(
                 f"--patch {path} is a patch for env {patch.env!r}, but the run is for {env!r}",
@@ -98,6 +106,10 @@ def run(
     isolation: Annotated[
         Isolation, typer.Option(help="Sandbox for patch code: standard or strict.")
     ] = Isolation.standard,
+    dialect: Annotated[
+        str | None,
+        typer.Option(help="Read --patch files as reharness or r1 (Harness-R1 ctx); default: from each file."),
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=1024, help="Episodes run concurrently.")] = 8,
     out: Annotated[
         Path, typer.Option(callback=output_dir, help="Root directory of runs (the run goes in OUT/RUN_ID).")
@@ -144,7 +156,9 @@ def run(
         data=str(data) if data else None,
         concurrency=concurrency,
     )
-    overlays = load_patch_overlays(patch or [], isolation.value, concurrency, env_name)  # before any model
+    overlays = load_patch_overlays(
+        patch or [], isolation.value, concurrency, dialect, env_name
+    )  # before any model
     policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
     progress = Progress(
         TextColumn("[bold]{task.description}"),

@@ -8,6 +8,8 @@ effect" and is recorded in the trajectory (``hook_errors[].error_type``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from reharness.core.errors import ReharnessError
 
 #: The error ``type`` strings reported by ``reharness patch try`` and stored in trajectories.
@@ -86,6 +88,8 @@ class PatchCrash(PatchExecutionError):
 class PatchRuntimeError(PatchExecutionError):
     type = "runtime_error"
     code = "patch_runtime_error"
+    #: The notebook as the failing hook left it, when the dialect keeps such writes (``r1``), else None.
+    nb: dict[str, Any] | None = None
 
 
 class PatchProtocolError(PatchExecutionError):

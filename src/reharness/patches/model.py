@@ -9,8 +9,17 @@ Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_
 or Harness-R1's (``make_pre_hint``, ``on_before_action``, ``on_post_step``); a :class:`Patch` keys its hooks
 by the canonical point, in lifecycle order. Harness-R1's ``harness-r1-patch-v1`` (REFERENCE.md §1) is imported
 and exported: at most 12 actions, only ``add_code_hook``, each hook at most once, benchmark names mapped to
-environments (webshop→shop, alfworld→household, dbbench→db). Unknown keys of that foreign format are kept
-under ``metadata["harness_r1"]`` rather than rejected, so newer Harness-R1 files still import.
+environments (webshop→shop, alfworld→household, dbbench→db); in the ``r1`` dialect a repeated hook is kept
+as several code blocks of one hook (upstream runs them all, in order, each compiled on its own). Unknown
+keys of that foreign format are kept under ``metadata["harness_r1"]`` rather than rejected, so newer
+Harness-R1 files still import.
+
+**Dialect** says which view the hooks are written against: ``reharness`` (reharness's ``ctx`` and effect
+names) or ``r1`` (Harness-R1's official ``ctx``, namespace, validator and return-value rules; see
+docs/r1-interop.md). A ``harness-r1-patch-v1`` document is ``r1`` unless it carries
+``"reharness_dialect": "reharness"`` (what :meth:`Patch.to_harness_r1` writes for a reharness-dialect patch,
+and what engineers' replies are parsed as); a ``reharness-patch-v1`` document is ``reharness`` unless it
+says ``"dialect": "r1"``. In the ``r1`` dialect only Harness-R1's four hook names are accepted.
 
 **Identity** is a content hash (:func:`~reharness.core.hashing.stable_hash`) of the schema version,
 description, env and hooks — not of ``metadata``, which records provenance (engineer, packet, sampling)
@@ -35,6 +44,7 @@ from reharness.core.errors import did_you_mean
 from reharness.core.hashing import stable_hash
 from reharness.patches.documents import format_error, parse_json, parse_text, read_text
 from reharness.patches.errors import PatchFormatError
+from reharness.patches.sandbox.r1_dialect import BLOCK_SEPARATOR, split_blocks
 from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
 
 SCHEMA_VERSION = "reharness-patch-v1"
@@ -46,7 +56,17 @@ MAX_R1_ACTIONS = 12
 MAX_DESCRIPTION_CHARS = 4_000
 MAX_METADATA_BYTES = 65_536
 _R1_NAMES = {point: name for name, point in HARNESS_R1_ALIASES.items()}
-_FIELDS = ("schema_version", "description", "env", "hooks", "metadata")
+_FIELDS = ("schema_version", "description", "env", "hooks", "metadata", "dialect")
+DIALECTS: tuple[str, ...] = ("reharness", "r1")
+#: Top-level key of a ``harness-r1-patch-v1`` document whose hooks use reharness's view (ignored upstream).
+DIALECT_KEY = "reharness_dialect"
+
+
+def _dialect(value: Any, source: str, field_name: str = "dialect") -> str:
+    if value not in DIALECTS:
+        fix = did_you_mean(str(value), list(DIALECTS))
+        raise format_error(source, field_name, f"unknown dialect {value!r}", fix, "bad_field")
+    return str(value)
 
 
 def _code(value: Any, source: str, field_name: str) -> str:
@@ -139,9 +159,11 @@ class Patch:
     description: str = ""
     env: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    dialect: str = "reharness"
 
     def __post_init__(self) -> None:
         source = "Patch"
+        object.__setattr__(self, "dialect", _dialect(self.dialect, source))
         object.__setattr__(self, "hooks", _hooks(self.hooks, source))
         object.__setattr__(self, "description", _description(self.description, source))
         object.__setattr__(self, "env", _env(self.env, source))
@@ -149,13 +171,16 @@ class Patch:
 
     # --- identity -----------------------------------------------------------------------------------------
     def content(self) -> dict[str, Any]:
-        """The canonical content the identity hashes (everything but metadata)."""
-        return {
+        """The canonical content the identity hashes (everything but metadata; the dialect when ``r1``)."""
+        content: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "description": " ".join(self.description.split()),
             "env": self.env,
             "hooks": dict(self.hooks),
         }
+        if self.dialect != "reharness":
+            content["dialect"] = self.dialect
+        return content
 
     @cached_property
     def identity(self) -> str:
@@ -175,21 +200,31 @@ class Patch:
         return hash(self.identity)
 
     def __repr__(self) -> str:
-        return f"Patch(identity={self.identity!r}, env={self.env!r}, hooks={list(self.hooks)})"
+        return (
+            f"Patch(identity={self.identity!r}, env={self.env!r}, hooks={list(self.hooks)}, "
+            f"dialect={self.dialect!r})"
+        )
 
     def with_metadata(self, **entries: Any) -> Patch:
         """A copy with ``entries`` merged into ``metadata`` (the identity is unchanged)."""
-        return Patch(dict(self.hooks), self.description, self.env, {**self.metadata, **entries})
+        return Patch(dict(self.hooks), self.description, self.env, {**self.metadata, **entries}, self.dialect)
+
+    def with_dialect(self, dialect: str) -> Patch:
+        """The same code read in ``dialect`` (a different patch: the identity changes with the dialect)."""
+        return Patch(dict(self.hooks), self.description, self.env, dict(self.metadata), dialect)
 
     # --- reharness-patch-v1 ---------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "description": self.description,
             "env": self.env,
             "hooks": dict(self.hooks),
             "metadata": json.loads(json.dumps(self.metadata)),
         }
+        if self.dialect != "reharness":
+            out["dialect"] = self.dialect
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False) + "\n"
@@ -211,17 +246,27 @@ class Patch:
             fix = "set env to household, shop or db before exporting"
             raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
         benchmark = next(b for b, e in R1_BENCHMARKS.items() if e == self.env)
-        actions = [{"type": "add_code_hook", "hook": _R1_NAMES[p], "code": c} for p, c in self.hooks.items()]
-        return {
+        actions = [
+            {"type": "add_code_hook", "hook": _R1_NAMES[p], "code": block}
+            for p, c in self.hooks.items()
+            for block in (split_blocks(c) if self.dialect == "r1" else [c])
+        ]
+        out: dict[str, Any] = {
             "schema_version": HARNESS_R1_SCHEMA,
             "benchmark": benchmark,
             "description": self.description,
             "actions": actions,
         }
+        if self.dialect != "r1":  # the hooks read reharness's ctx: say so (Harness-R1 ignores the key)
+            out[DIALECT_KEY] = self.dialect
+        return out
 
     @classmethod
-    def from_dict(cls, data: Any, *, source: str = "<patch>") -> Patch:
-        """Build from a parsed document of either schema (detected by ``schema_version``)."""
+    def from_dict(cls, data: Any, *, source: str = "<patch>", dialect: str | None = None) -> Patch:
+        """Build from a parsed document of either schema (detected by ``schema_version``).
+
+        ``dialect`` overrides the document's own (see the module docstring); ``None`` keeps it.
+        """
         if not isinstance(data, Mapping):
             fix = f'write an object with "schema_version": "{SCHEMA_VERSION}"'
             kind = {str: "a plain string", list: "a list", type(None): "empty"}.get(
@@ -231,7 +276,8 @@ class Patch:
             raise format_error(source, None, problem, fix, "wrong_schema")
         schema = data.get("schema_version")
         if schema == HARNESS_R1_SCHEMA:
-            return _from_harness_r1(data, source)
+            chosen = dialect or _dialect(data.get(DIALECT_KEY, "r1"), source, DIALECT_KEY)
+            return _from_harness_r1(data, source, chosen)
         if schema != SCHEMA_VERSION:
             problem = "missing schema_version" if schema is None else f"unknown schema_version {schema!r}"
             fix = did_you_mean(str(schema), [SCHEMA_VERSION, HARNESS_R1_SCHEMA])
@@ -243,15 +289,28 @@ class Patch:
         if "hooks" not in data:
             fix = 'add "hooks": {"<hook point>": "def hook(ctx, nb): ..."}'
             raise format_error(source, "hooks", "missing", fix, "missing_field")
+        chosen = dialect or _dialect(data.get("dialect", "reharness"), source)
+        hooks = _hooks(data["hooks"], source)
+        if chosen == "r1":
+            for key in data["hooks"]:
+                _r1_hook_name(key, source, f"hooks.{key}")
         return cls(
-            _hooks(data["hooks"], source),
+            hooks,
             _description(data.get("description", ""), source),
             _env(data.get("env"), source),
             _metadata(data.get("metadata"), source),
+            chosen,
         )
 
 
-def _from_harness_r1(data: Mapping[str, Any], source: str) -> Patch:
+def _r1_hook_name(name: Any, source: str, field_name: str) -> None:
+    """The ``r1`` dialect takes Harness-R1's hook names only (its validator rejects any other)."""
+    if name not in HARNESS_R1_ALIASES:
+        fix = f"use one of Harness-R1's hook names: {', '.join(HARNESS_R1_ALIASES)}"
+        raise format_error(source, field_name, f"unknown Harness-R1 hook {name!r}", fix, "unknown_hook")
+
+
+def _from_harness_r1(data: Mapping[str, Any], source: str, dialect: str) -> Patch:
     actions = data.get("actions")
     if not isinstance(actions, list):
         fix = 'add "actions": [{"type": "add_code_hook", "hook": "on_post_step", "code": "..."}]'
@@ -279,7 +338,12 @@ def _from_harness_r1(data: Mapping[str, Any], source: str) -> Patch:
                 fix,
                 "unsupported_action",
             )
+        if dialect == "r1":
+            _r1_hook_name(action.get("hook"), source, f"{where}.hook")
         point = _hook_point(action.get("hook"), source, f"{where}.hook")
+        if point in hooks and dialect == "r1":  # upstream runs every block of a repeated hook, in order
+            hooks[point] += BLOCK_SEPARATOR.lstrip("\n") + _code(action.get("code"), source, f"{where}.code")
+            continue
         if point in hooks:
             fix = "each hook may appear once; merge the two code blocks into one hook"
             raise format_error(
@@ -290,16 +354,23 @@ def _from_harness_r1(data: Mapping[str, Any], source: str) -> Patch:
         if extra:
             action_extra.append({"index": i, **extra})
     metadata: dict[str, Any] = {"imported_from": HARNESS_R1_SCHEMA}
-    extra_top = {
-        k: v for k, v in data.items() if k not in ("schema_version", "benchmark", "description", "actions")
-    }
+    known = ("schema_version", "benchmark", "description", "actions", DIALECT_KEY)
+    extra_top = {k: v for k, v in data.items() if k not in known}
     if extra_top or action_extra:
         metadata["harness_r1"] = {"extra": extra_top, "action_extra": action_extra}
+    if dialect == "r1" and not actions:
+        fix = 'add at least one {"type": "add_code_hook", ...} action'
+        raise format_error(source, "actions", "Harness-R1 needs a non-empty list", fix, "empty_patch")
+    env = _env(data.get("benchmark"), source, "benchmark")
+    if dialect == "r1" and env is None:
+        fix = "set benchmark to webshop, alfworld or dbbench (Harness-R1 compiles hooks per benchmark)"
+        raise format_error(source, "benchmark", "missing", fix, "missing_field")
     return Patch(
         hooks,
         _description(data.get("description", ""), source),
-        _env(data.get("benchmark"), source, "benchmark"),
+        env,
         _metadata(metadata, source),
+        dialect,
     )
 
 
@@ -315,17 +386,20 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _BlockDumper.add_representer(str, _str_representer)
 
 
-def patch_from_text(text: str, *, source: str = "<string>") -> Patch:
+def patch_from_text(text: str, *, source: str = "<string>", dialect: str | None = None) -> Patch:
     """Parse a patch document (JSON when it starts with ``{``, else YAML) of either schema."""
-    return Patch.from_dict(parse_text(text, source), source=source)
+    return Patch.from_dict(parse_text(text, source), source=source, dialect=dialect)
 
 
-def load_patch(path: str | Path) -> Patch:
+def load_patch(path: str | Path, *, dialect: str | None = None) -> Patch:
     """Load a patch file of either schema, JSON or YAML (detected from the content, not the suffix).
 
+    ``dialect`` (``reharness`` or ``r1``) overrides the document's own, like ``--dialect`` on the CLI.
     A ``.json`` file that is no patch object in either syntax gets the JSON parser's error (line and
     column), since JSON is what its author meant to write; an empty file is refused as such."""
     source = str(path)
+    if dialect is not None:
+        _dialect(dialect, source, "--dialect")
     text = read_text(path)
     if not text.strip():
         fix = f'write an object with "schema_version": "{SCHEMA_VERSION}" and hooks'
@@ -339,4 +413,4 @@ def load_patch(path: str | Path) -> Patch:
         raise
     if meant_json and not isinstance(data, Mapping):
         parse_json(text, source)  # raises when the text is not JSON at all (YAML read it as a string)
-    return Patch.from_dict(data, source=source)
+    return Patch.from_dict(data, source=source, dialect=dialect)

@@ -2,18 +2,22 @@
 
 A :class:`PatchOverlay` owns a small pool of sandbox workers bound to one patch version (one worker per
 concurrently running episode, created lazily, at most ``max_workers``). ``ctx`` is sent as plain JSON and
-``nb`` is owned by the host and round-tripped on every call, so a killed or respawned worker loses nothing and
-episodes stay deterministic. Every sandbox failure becomes ``HookOutcome(error=…, error_type=…)``: the hook
+``nb`` is owned by the host and round-tripped on every call, so a killed or respawned worker loses nothing
+and episodes stay deterministic. The workers run with the patch's dialect (``reharness`` or ``r1``). Every
+sandbox failure becomes ``HookOutcome(error=…, error_type=…)``: the hook
 had no effect and the trajectory records why.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 from reharness.patches.errors import PatchExecutionError
 from reharness.patches.model import Patch
+from reharness.patches.sandbox.limits import Dialect
+from reharness.patches.sandbox.r1_dialect import split_blocks
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
 from reharness.runtime.effects import HookOutcome
 from reharness.runtime.overlay import Overlay
@@ -26,7 +30,12 @@ class PatchOverlay(Overlay):
     def __init__(self, patch: Patch, limits: SandboxLimits | None = None, max_workers: int = 4) -> None:
         self.patch = patch
         self.name = f"patch-{patch.identity[:8]}"
-        self.limits = limits or SandboxLimits()
+        self.dialect = patch.dialect
+        #: code blocks per hook point (more than one: a hook repeated in a Harness-R1 patch)
+        self.blocks = {
+            p: len(split_blocks(c)) if patch.dialect == "r1" else 1 for p, c in patch.hooks.items()
+        }
+        self.limits = replace(limits or SandboxLimits(), dialect=cast(Dialect, patch.dialect))
         self.max_workers = max(1, max_workers)
         self._idle: list[HookWorker] = []
         self._all: list[HookWorker] = []
@@ -58,7 +67,10 @@ class PatchOverlay(Overlay):
             try:
                 result = await worker.acall(point, thaw(ctx), nb)
             except PatchExecutionError as exc:
-                return HookOutcome(error=exc.message[:1000], error_type=exc.type, nb=nb)
+                kept = getattr(exc, "nb", None)  # r1: writes made before the failure persist
+                return HookOutcome(
+                    error=exc.message[:1000], error_type=exc.type, nb=nb if kept is None else kept
+                )
             finally:
                 self._idle.append(worker)
         return HookOutcome(value=result.value, nb=result.nb, duration_s=result.duration_s)

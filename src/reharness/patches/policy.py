@@ -50,6 +50,17 @@ SAFE_BUILTINS: tuple[str, ...] = (
     "zip",
 )
 
+#: Harness-R1's hook builtins: exactly these 25 names (its ``code_runner``); used by the ``r1`` dialect.
+R1_BUILTINS: tuple[str, ...] = (
+    "abs", "all", "any", "bool", "dict", "enumerate", "Exception", "filter", "float", "int", "isinstance",
+    "len", "list", "map", "max", "min", "range", "reversed", "round", "set", "sorted", "str", "sum",
+    "tuple", "zip",
+)  # fmt: skip
+#: Globals Harness-R1 pre-injects into every hook namespace (``r1`` dialect).
+R1_INJECTED: tuple[str, ...] = ("re", "math", "SequenceMatcher")
+#: Harness-R1's per-call line budget (``sys.settrace`` "line" events, library code included).
+R1_LINE_BUDGET = 2000
+
 #: Pure modules a patch may import (exact names; no submodules). ``operator`` is deliberately absent:
 #: ``attrgetter``/``methodcaller`` are ``getattr`` in disguise (RestrictedPython PR #330).
 ALLOWED_MODULES: tuple[str, ...] = (

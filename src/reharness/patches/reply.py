@@ -63,8 +63,12 @@ def patch_block(reply: str) -> str:
     return fenced.group(1).strip() if fenced else body
 
 
-def extract_patch(reply: str) -> Patch:
-    """Parse the patch of an engineer's reply (JSON of either schema inside ``<patch>``)."""
+def extract_patch(reply: str, dialect: str = "reharness") -> Patch:
+    """Parse the patch of an engineer's reply (JSON of either schema inside ``<patch>``).
+
+    Engineers are prompted with reharness's ``ctx`` and effect names, so their ``harness-r1-patch-v1``
+    replies are read in the ``reharness`` dialect unless ``dialect`` says otherwise.
+    """
     body = patch_block(reply)
     if not body:
         raise format_error(
@@ -75,4 +79,4 @@ def extract_patch(reply: str) -> Patch:
         got = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
         fix = f'the JSON must be an object with "schema_version": "{SCHEMA_VERSION}" or "{HARNESS_R1_SCHEMA}"'
         raise format_error(_SOURCE, "schema_version", f"wrong schema ({got!r})", fix, "wrong_schema")
-    return Patch.from_dict(data, source=_SOURCE)
+    return Patch.from_dict(data, source=_SOURCE, dialect=dialect)

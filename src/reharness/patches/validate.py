@@ -53,7 +53,12 @@ def validate_hook_source(
 def validate_patch(
     patch: Patch, *, limits: ValidationLimits = _DEFAULT_LIMITS, evidence: LeakageEvidence | None = None
 ) -> list[PatchValidationError]:
-    """Every static rule violation of ``patch``, hook by hook in hook-point order; empty means valid."""
+    """Every static rule violation of ``patch``, hook by hook in hook-point order; empty means valid.
+
+    An ``r1``-dialect patch is checked by Harness-R1's own rules (:mod:`reharness.patches.r1.validate`).
+    """
+    if patch.dialect == "r1":
+        return _validate_r1(patch, limits)
     if not patch.hooks:
         msg = "the patch has no hooks; add code for at least one hook point"
         return [PatchValidationError("empty_patch", msg, line=0, col=0)]
@@ -69,6 +74,28 @@ def validate_patch(
         if len(errors) >= limits.max_errors:
             return errors[: limits.max_errors]
     return errors
+
+
+def _validate_r1(patch: Patch, limits: ValidationLimits) -> list[PatchValidationError]:
+    from reharness.patches.r1.validate import check_r1_description, check_r1_hook
+    from reharness.patches.sandbox.r1_dialect import split_blocks
+
+    if not patch.hooks:
+        return [PatchValidationError("empty_patch", "Harness-R1 needs at least one hook", line=0, col=0)]
+    errors = check_r1_description(patch.description)
+    for point, code in patch.hooks.items():
+        offset = 0
+        for block in split_blocks(code):  # a repeated hook: each block is compiled on its own upstream
+            for error in check_r1_hook(block, hook=point, benchmark=patch.env):
+                errors.append(error if not offset else _shifted(error, offset))
+            offset += block.count("\n") + 2  # the block and the separator line
+    return errors[: limits.max_errors]
+
+
+def _shifted(error: PatchValidationError, lines: int) -> PatchValidationError:
+    return PatchValidationError(
+        error.rule, error.message, line=error.line + lines, col=error.col, hook=error.hook
+    )
 
 
 def check_patch(
@@ -101,11 +128,15 @@ class ValidationReport:
 
 
 def validate_file(
-    path: str | Path, *, limits: ValidationLimits = _DEFAULT_LIMITS, evidence: LeakageEvidence | None = None
+    path: str | Path,
+    *,
+    limits: ValidationLimits = _DEFAULT_LIMITS,
+    evidence: LeakageEvidence | None = None,
+    dialect: str | None = None,
 ) -> ValidationReport:
     """Load ``path`` (either schema, JSON or YAML) and validate it; format errors become report errors."""
     try:
-        patch = load_patch(path)
+        patch = load_patch(path, dialect=dialect)
     except PatchFormatError as exc:
         message = exc.message + (f"; {exc.hint}" if exc.hint else "")
         return ValidationReport(None, (PatchValidationError(exc.code, message, line=0, col=0),))

@@ -15,6 +15,7 @@ from typing import Any
 from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.types import Message, ToolCall
 from reharness.runtime.harness import HarnessConfig
+from reharness.runtime.r1.hooks import system_additions
 
 
 def context_digest(messages: Iterable[Message]) -> str:
@@ -65,11 +66,15 @@ class Conversation:
     head: list[Message] = field(default_factory=list)
     turns: list[list[Message]] = field(default_factory=list)
     skills: list[str] = field(default_factory=list)
+    #: r1-dialect ``on_init`` skills and tool hints (rendered under Harness-R1's own headers)
+    tips: list[str] = field(default_factory=list)
+    tool_hints: list[str] = field(default_factory=list)
 
     def messages(self) -> tuple[Message, ...]:
         system = self.system
         if self.skills:
             system += "\n\nHarness notes:\n" + "\n".join(f"- {s}" for s in self.skills)
+        system += system_additions(self.tips, self.tool_hints)
         window = self.turns[-self.config.history_window :] if self.config.history_window else self.turns
         out = [Message(role="system", content=system)] if system else []
         out.extend(self.head)

@@ -35,7 +35,7 @@ ALLOWED_EFFECTS: dict[str, frozenset[str]] = {
     "after_feedback": frozenset({"hint", "force"}),
 }
 #: Effects that only add text to the context; every environment honours them.
-TEXT_EFFECTS = frozenset({"context", "message"})
+TEXT_EFFECTS = frozenset({"context", "message", "tool_hint"})
 MAX_TEXT_CHARS = 900
 MAX_SKILLS = 5
 _TYPE_ALIASES = {

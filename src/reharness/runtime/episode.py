@@ -26,6 +26,9 @@ from reharness.runtime.context import (
 from reharness.runtime.effects import TEXT_EFFECTS, Effect, EffectError, parse_effect
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import parse_action
+from reharness.runtime.r1.adapter import Proposal
+from reharness.runtime.r1.factory import make_adapter
+from reharness.runtime.r1.hooks import OFFICIAL, R1Call, apply_init, r1_outcome
 from reharness.runtime.view import ReadOnlyView, thaw
 from reharness.store.records import EpisodeRecord, HookErrorRecord, PolicyOutput, StepRecord
 
@@ -48,13 +51,32 @@ class EpisodeRunner:
         honoured = getattr(env, "honoured_effects", None)
         self.honoured = None if honoured is None else frozenset(honoured) | TEXT_EFFECTS
         self.admissible_only = bool(getattr(env, "restrict_forced_to_admissible", False))
+        #: r1-dialect overlays (their forced actions were checked by the official normalisation instead)
+        self.r1_names = frozenset(o.name for o in harness.overlays if o.dialect == "r1")
 
-    async def _call_hooks(self, point: str, ctx: Any, notebooks: list[dict[str, Any]]) -> _HookResults:
+    async def _call_hooks(
+        self,
+        point: str,
+        ctx: Any,
+        notebooks: list[dict[str, Any]],
+        r1: R1Call | None = None,
+        native: bool = True,
+    ) -> _HookResults:
+        """Run ``point`` of every overlay in order; ``r1`` gives r1-dialect overlays their official ctx
+        (``None``: the official runtime does not fire this hook here, so r1 overlays are skipped)."""
         results = _HookResults()
+        current: str | None = r1.proposal.final if r1 is not None and r1.proposal is not None else None
         for overlay, nb in zip(self.harness.overlays, notebooks, strict=True):
             if point not in overlay.points:
                 continue
-            outcome = await overlay.call(point, ctx, nb)
+            is_r1 = overlay.dialect == "r1"
+            if (is_r1 and r1 is None) or (not is_r1 and not native):
+                continue
+            data: dict[str, Any] = {}
+            if is_r1:
+                assert r1 is not None
+                data = r1.ctx(current)
+            outcome = await overlay.call(point, ReadOnlyView(data) if is_r1 else ctx, nb)
             if outcome.nb is not nb:
                 nb.clear()
                 nb.update(outcome.nb)
@@ -68,28 +90,41 @@ class EpisodeRunner:
                     )
                 )
                 continue
-            try:
-                effect = parse_effect(point, outcome.value, overlay=overlay.name)
-            except EffectError as exc:
-                results.errors.append(
-                    HookErrorRecord(
-                        point=point, overlay=overlay.name, error_type="invalid_effect", message=exc.message
+            if is_r1:
+                assert r1 is not None
+                effects, failed = r1_outcome(overlay, point, outcome.value, data, r1)
+                results.errors += [
+                    HookErrorRecord(point=point, overlay=overlay.name, error_type="runtime_error", message=m)
+                    for m in failed
+                ]
+            else:
+                try:
+                    effect = parse_effect(point, outcome.value, overlay=overlay.name)
+                except EffectError as exc:
+                    results.errors.append(
+                        HookErrorRecord(
+                            point=point,
+                            overlay=overlay.name,
+                            error_type="invalid_effect",
+                            message=exc.message,
+                        )
                     )
-                )
-                continue
-            if effect is not None:
+                    continue
+                effects = [] if effect is None else [effect]
+            for effect in effects:
                 results.effects.append(effect)
                 if point == "before_action" and effect.kind in ("rewrite", "force", "block"):
                     if effect.kind == "block":
-                        break
+                        return results
                     ctx = _with_action(ctx, effect.action or "")
+                    current = effect.action
         return results
 
     def _honoured(self, effect: Effect) -> str | None:
         """Why ``effect`` is dropped, or None when it applies."""
         if self.honoured is not None and effect.kind not in self.honoured:
             return f"{self.env.name} does not honour {effect.kind} effects"
-        if effect.action is not None and self.admissible_only:
+        if effect.action is not None and self.admissible_only and effect.overlay not in self.r1_names:
             admissible = self.env.admissible_actions() or []
             if effect.action not in admissible:
                 return "forced/rewritten action is not admissible"
@@ -142,6 +177,16 @@ class EpisodeRunner:
 
         admissible = info.get("admissible_actions")
         cache: dict[str, Any] = {}
+        adapter = make_adapter(env, max_steps) if self.r1_names else None
+        if adapter is not None:
+            adapter.reset(observation, info)
+
+        def r1call(point: str, step_index: int, proposal: Proposal | None = None) -> R1Call | None:
+            if adapter is None:
+                return None
+            hook = OFFICIAL[point]
+            scheduled = proposal.final or proposal.action if proposal is not None else None
+            return R1Call(adapter, hook, step_index, proposal) if adapter.fires(hook, scheduled) else None
 
         def ctx_now(proposed: dict[str, Any] | None = None) -> ReadOnlyView:
             # one ctx build per state: after_feedback(t) and before_decision/before_action(t+1) share it
@@ -162,13 +207,12 @@ class EpisodeRunner:
             return ReadOnlyView(data if proposed is None else data | {"action": proposed})
 
         init = (
-            await self._call_hooks("on_init", ctx_now(), notebooks)
+            await self._call_hooks("on_init", ctx_now(), notebooks, r1call("on_init", 0))
             if self.harness.overlays
             else _HookResults()
         )
         init_effects = [e for e in init.effects if not self._honoured(e)]
-        for effect in init_effects:
-            convo.skills.extend(effect.skills)
+        tools = apply_init(init_effects, convo, tools, env.name, self.r1_names)
         pending_effects = [e.to_dict() for e in init_effects]
         pending_errors = list(init.errors)
 
@@ -177,15 +221,19 @@ class EpisodeRunner:
             step = StepRecord(index=decision, effects=pending_effects, hook_errors=pending_errors)
             pending_effects, pending_errors = [], []
             action: str | None = None
+            agent: Proposal | None = None
+            action_notes: list[str] = []
             tool_call = None
             assistant: Message | None = None
-            if forced is not None:
+            if forced is not None and not self.r1_names:
                 step.source, action, forced = "hook", forced, None
                 step.flags.append("forced")
                 assistant = Message(role="assistant", content=f"Action: {action}")
             else:
                 if self.harness.overlays:
-                    pre = await self._call_hooks("before_decision", ctx_now(), notebooks)
+                    pre = await self._call_hooks(
+                        "before_decision", ctx_now(), notebooks, r1call("before_decision", decision)
+                    )
                     step.hook_errors.extend(pre.errors)
                     for effect in pre.effects:
                         step.effects.append(effect.to_dict())
@@ -228,6 +276,8 @@ class EpisodeRunner:
                     step.parse_error = parsed.error
                     step.flags.append("format_error")
                     counters.on_format_error()
+                    if adapter is not None:
+                        adapter.no_action(config.format_error_message)
                     convo.add_turn(
                         assistant, feedback_message(config, config.format_error_message, tool_call, None, [])
                     )
@@ -236,6 +286,12 @@ class EpisodeRunner:
                     record.steps.append(step)
                     continue
                 step.parsed_action = action = parsed.action
+                if adapter is not None:
+                    adapter.acted(action)
+                if forced is not None:  # r1 rule: a pending force replaces the next proposed action
+                    step.source, action, forced = "hook", forced, None
+                    step.flags.append("forced")
+                agent = Proposal.of(parsed.action, tool_call, action)
                 if self.harness.overlays:
                     proposed = {
                         "text": action,
@@ -243,7 +299,12 @@ class EpisodeRunner:
                         "tool": tool_call.name if tool_call else None,
                     }
                     proposed.update(getattr(env, "action_fields", lambda a: {})(action))
-                    pre_act = await self._call_hooks("before_action", ctx_now(proposed), notebooks)
+                    pre_act = await self._call_hooks(
+                        "before_action",
+                        ctx_now(proposed),
+                        notebooks,
+                        r1call("before_action", decision, agent),
+                    )
                     step.hook_errors.extend(pre_act.errors)
                     blocked = None
                     for effect in pre_act.effects:
@@ -256,6 +317,8 @@ class EpisodeRunner:
                             blocked = effect.text
                             break
                         action = effect.action
+                        if effect.text:
+                            action_notes.append(f"[Harness] {effect.text}")
                         step.flags.append("rewritten" if effect.kind == "rewrite" else "forced")
                     if blocked is not None:
                         counters.blocked_count += 1
@@ -288,14 +351,25 @@ class EpisodeRunner:
             record.total_reward += float(reward)
             last_reward = float(reward)
             history.append({"action": action, "observation": observation[:300], "reward": float(reward)})
-            notes: list[str] = []
+            notes: list[str] = action_notes
             done = terminated or truncated
-            if self.harness.overlays and not done:
-                post = await self._call_hooks("after_feedback", ctx_now(), notebooks)
+            if adapter is not None:
+                adapter.executed(action, observation, info)
+            if self.harness.overlays and (not done or adapter is not None):
+                executed = (agent or Proposal(action, action)).scheduled(action)
+                post = await self._call_hooks(
+                    "after_feedback",
+                    ctx_now(),
+                    notebooks,
+                    r1call("after_feedback", decision, executed),
+                    native=not done,
+                )
                 step.hook_errors.extend(post.errors)
                 for effect in post.effects:
                     why = self._honoured(effect) or (
-                        "only the first force applies"
+                        "the episode ended"
+                        if done
+                        else "only the first force applies"
                         if effect.kind == "force" and forced is not None
                         else None
                     )
@@ -307,6 +381,8 @@ class EpisodeRunner:
                         notes.append(f"[Harness] {effect.text}")
                     else:
                         forced = effect.action
+                        if effect.text:
+                            notes.append(f"[Harness] {effect.text}")
             convo.add_turn(
                 assistant,
                 feedback_message(

@@ -29,9 +29,14 @@ HookFn = Callable[[Any, dict[str, Any]], Any]
 
 
 class Overlay(ABC):
-    """A named, content-addressed set of hooks."""
+    """A named, content-addressed set of hooks.
+
+    ``dialect`` says which view the hooks expect: ``reharness`` (reharness's ``ctx``, effects by ``type``)
+    or ``r1`` (Harness-R1's official ``ctx`` and return-value rules; see :mod:`reharness.runtime.r1`).
+    """
 
     name: str
+    dialect: str = "reharness"
 
     @property
     @abstractmethod
@@ -55,9 +60,14 @@ class CallableOverlay(Overlay):
     """Trusted in-process hooks given as Python callables ``hook(ctx, nb)`` (sync or async)."""
 
     def __init__(
-        self, hooks: Mapping[str, HookFn], name: str = "overlay", identity: str | None = None
+        self,
+        hooks: Mapping[str, HookFn],
+        name: str = "overlay",
+        identity: str | None = None,
+        dialect: str = "reharness",
     ) -> None:
         self.name = name
+        self.dialect = dialect
         self._hooks = {canonical_hook_point(point): fn for point, fn in hooks.items()}
         for point, fn in self._hooks.items():
             if not callable(fn):

@@ -29,8 +29,9 @@ class InProcessHooks:
         self.limits = limits
         builtin_names = sorted(limits.builtins)
         self.hooks, self.load_errors = worker.load_hooks(
-            hooks, builtin_names, limits.modules, limits.max_traceback_chars
+            hooks, builtin_names, limits.modules, limits.max_traceback_chars, limits.dialect
         )
+        self._view = worker.r1.r1_view if limits.dialect == "r1" else worker.CtxView
         self._encode, self._decode = worker.make_codec()
 
     def run(self, call_id: int, point: str, ctx: dict[str, Any], nb: dict[str, Any]) -> bytes | None:
@@ -53,15 +54,31 @@ class InProcessHooks:
             return local
 
         previous = sys.gettrace()
-        sys.settrace(trace)
+        budget = self.limits.lines
+        if budget is None:
+            sys.settrace(trace)
         try:
-            ok, value, out = worker.call_hook(fn, worker.CtxView(ctx), nb, self.limits.max_stdout_chars)
+            # with a line budget the worker's tracer replaces the deadline tracer (it also bounds the call)
+            if isinstance(fn, list):
+                ok, value, out = worker.r1.run_blocks(
+                    worker.call_hook, fn, self._view, ctx, nb, self.limits.max_stdout_chars, budget
+                )
+            else:
+                ok, value, out = worker.call_hook(
+                    fn, self._view(ctx), nb, self.limits.max_stdout_chars, budget
+                )
         finally:
             sys.settrace(previous)
         if expired:
             return None
         if not ok:
-            return self._encode({"id": call_id, "ok": False, "error": value, "stdout": out}).encode()
+            failed = {"id": call_id, "ok": False, "error": value, "stdout": out}
+            if self.limits.dialect == "r1":
+                try:
+                    return self._encode(failed | {"nb": nb}).encode()
+                except BaseException:
+                    pass
+            return self._encode(failed).encode()
         try:
             return self._encode(
                 {"id": call_id, "ok": True, "result": value, "nb": nb, "stdout": out}

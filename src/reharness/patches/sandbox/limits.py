@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reharness.core.errors import ConfigError
-from reharness.patches.policy import ALLOWED_MODULES, SAFE_BUILTINS
+from reharness.patches.policy import ALLOWED_MODULES, R1_BUILTINS, R1_LINE_BUDGET, SAFE_BUILTINS
 
 Isolation = Literal["strict", "standard", "inprocess"]
+Dialect = Literal["reharness", "r1"]
 #: Layers whose probe ``SandboxLimits(disable_layers=...)`` can force to fail (tests of degraded hosts).
 LAYERS = ("rlimits", "no_new_privs", "landlock", "seccomp")
 
@@ -75,6 +76,11 @@ class SandboxLimits:
     hash_seed: int | None = 0
     #: Tests only: pretend these layers' probes failed (see :data:`LAYERS`).
     disable_layers: frozenset[str] = field(default_factory=frozenset)
+    #: What hooks see: ``reharness`` (read-only view, imports of allowed modules) or ``r1`` (Harness-R1's
+    #: dict-subclass ctx, its 25 builtins, pre-injected ``re``/``math``/``SequenceMatcher``, no imports).
+    dialect: Dialect = "reharness"
+    #: Python lines a call may run (``None``: the dialect's default — 2000 for ``r1``, unlimited otherwise).
+    line_budget: int | None = None
 
     def __post_init__(self) -> None:
         if self.isolation not in ("strict", "standard", "inprocess"):
@@ -86,17 +92,30 @@ class SandboxLimits:
                 raise ConfigError(f"SandboxLimits.{name} must be positive, got {getattr(self, name)!r}")
         if self.max_failures < 1:
             raise ConfigError("SandboxLimits.max_failures must be at least 1")
+        if self.dialect not in ("reharness", "r1"):
+            raise ConfigError(f"unknown patch dialect {self.dialect!r}", hint="use 'reharness' or 'r1'")
         unknown = set(self.disable_layers) - set(LAYERS)
         if unknown:
             raise ConfigError(f"unknown sandbox layers {sorted(unknown)}", hint=f"known: {', '.join(LAYERS)}")
 
     @property
     def builtins(self) -> frozenset[str]:
-        return DEFAULT_SAFE_BUILTINS if self.allowed_builtins is None else frozenset(self.allowed_builtins)
+        if self.allowed_builtins is not None:
+            return frozenset(self.allowed_builtins)
+        return frozenset(R1_BUILTINS) if self.dialect == "r1" else DEFAULT_SAFE_BUILTINS
 
     @property
     def modules(self) -> frozenset[str]:
-        return DEFAULT_ALLOWED_MODULES if self.allowed_modules is None else frozenset(self.allowed_modules)
+        if self.allowed_modules is not None:
+            return frozenset(self.allowed_modules)
+        return frozenset() if self.dialect == "r1" else DEFAULT_ALLOWED_MODULES
+
+    @property
+    def lines(self) -> int | None:
+        """The line budget in force (see :attr:`line_budget`)."""
+        if self.line_budget is not None:
+            return self.line_budget
+        return R1_LINE_BUDGET if self.dialect == "r1" else None
 
 
 @dataclass

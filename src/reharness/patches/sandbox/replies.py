@@ -61,7 +61,17 @@ def interpret(
     error = msg.get("error")
     if msg.get("ok") is not False or type(error) is not dict:
         raise Rejected(PatchProtocolError(f"hook {point!r}: malformed reply from the worker"), True)
-    reported({k: str(v) for k, v in error.items()}, point, limits, stdout, load_failed)
+    try:
+        reported({k: str(v) for k, v in error.items()}, point, limits, stdout, load_failed)
+    except PatchRuntimeError as exc:
+        nb = msg.get("nb")
+        if type(nb) is dict:
+            try:
+                frames.check_value(nb, "nb", limits.max_depth)
+                exc.nb = nb
+            except frames.FrameError:
+                pass
+        raise
 
 
 def reported(

@@ -191,6 +191,8 @@ class HookWorker:
                 "modules": sorted(limits.modules),
                 "stdout_cap": limits.max_stdout_chars,
                 "tb_cap": limits.max_traceback_chars,
+                "dialect": limits.dialect,
+                "line_budget": limits.lines,
             }
         )
 

@@ -17,6 +17,11 @@ host's code or configuration is reachable from patch code. Start-up (REFERENCE.m
 5. serve ``call`` frames until EOF: ``ctx`` is a read-only view, ``nb`` a plain dict that goes back to the
    parent, stdout/stderr are captured into a bounded buffer, exceptions become typed error frames.
 
+The ``r1`` dialect (``config["dialect"]``) changes only what a hook sees: ``ctx`` is Harness-R1's dict
+subclass with attribute reads (:class:`R1Ctx`), ``re``/``math``/``SequenceMatcher`` are pre-injected and a
+line budget (``config["line_budget"]``) aborts long hooks as Harness-R1's tracer does. Confinement, the
+protocol and the parent's checks are the same for both dialects.
+
 Frames are a 4-byte little-endian length plus ASCII JSON. The parent enforces every deadline and cap; the
 checks here only make failures cheaper and clearer. The helpers are reused by the in-process mode.
 """
@@ -36,6 +41,23 @@ from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
+
+def _sibling(name: str) -> Any:
+    """A module next to this file, loaded by path (the worker runs with ``-I``: its directory is not on
+    ``sys.path``; and it must never import the ``reharness`` package)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_reharness_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: The ``r1`` dialect's view, namespace and line budget (:mod:`.r1_dialect`).
+r1 = _sibling("r1_dialect")
 EXIT_PARENT_GONE = 70
 EXIT_BAD_CONFIG = 71
 EXIT_BAD_FRAME = 72
@@ -163,16 +185,33 @@ def error_info(exc: BaseException, tb_cap: int = 4096, skip: int = 1) -> dict[st
 
 
 def load_hooks(
-    sources: dict[str, str], builtin_names: list[str], modules: frozenset[str], tb_cap: int = 4096
+    sources: dict[str, str],
+    builtin_names: list[str],
+    modules: frozenset[str],
+    tb_cap: int = 4096,
+    dialect: str = "reharness",
 ) -> tuple[dict[str, HookFn], dict[str, dict[str, str]]]:
-    """Compile each hook source into its own namespace; returns the ``hook`` callables and load errors."""
+    """Compile each hook source into its own namespace; returns the ``hook`` callables and load errors.
+
+    In the ``r1`` dialect every namespace also holds Harness-R1's pre-injected ``re``, ``math`` and
+    ``SequenceMatcher`` (each code block still gets its own namespace, as there).
+    """
     base = safe_builtins(builtin_names, modules)
+    injected = r1.r1_globals() if dialect == "r1" else {}
     hooks: dict[str, HookFn] = {}
     errors: dict[str, dict[str, str]] = {}
     for point, src in sources.items():
+        blocks = r1.split_blocks(src) if dialect == "r1" else [src]
+        if len(blocks) > 1:  # a hook repeated in a Harness-R1 patch: each block on its own, all in order
+            parts = {f"{point}#{i}": b for i, b in enumerate(blocks)}
+            loaded, _ = load_hooks(
+                parts, builtin_names, modules, tb_cap, dialect
+            )  # a failing block is dropped
+            hooks[point] = list(loaded.values())  # type: ignore[assignment]
+            continue
         filename = f"<patch:{point}>"
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-        namespace: dict[str, Any] = {"__builtins__": dict(base), "__name__": f"patch_{point}"}
+        namespace: dict[str, Any] = {"__builtins__": dict(base), "__name__": f"patch_{point}", **injected}
         try:
             exec(compile(src, filename, "exec", dont_inherit=True), namespace)
             fn = namespace.get("hook")
@@ -184,16 +223,23 @@ def load_hooks(
     return hooks, errors
 
 
-def call_hook(fn: HookFn, ctx: Any, nb: dict[str, Any], stdout_cap: int) -> tuple[bool, Any, str]:
+def call_hook(
+    fn: HookFn, ctx: Any, nb: dict[str, Any], stdout_cap: int, line_budget: int | None = None
+) -> tuple[bool, Any, str]:
     """Run one hook with stdout/stderr captured; ``(True, value, out)`` or ``(False, error_info, out)``."""
     sink = Capture(stdout_cap)
     saved = sys.stdout, sys.stderr
+    previous = sys.gettrace()
     sys.stdout = sys.stderr = sink  # type: ignore[assignment]
     try:
+        if line_budget is not None:
+            sys.settrace(r1.line_tracer(line_budget))
         value = fn(ctx, nb)
     except BaseException as exc:  # everything a hook raises is reported, nothing escapes
         return False, error_info(exc, skip=1), sink.text()
     finally:
+        if line_budget is not None:
+            sys.settrace(previous)
         sys.stdout, sys.stderr = saved
     return True, value, sink.text()
 
@@ -287,6 +333,11 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
         except BaseException:
             missing.append(name)
     stdout_cap, tb_cap = int(config["stdout_cap"]), int(config["tb_cap"])
+    dialect = str(config.get("dialect", "reharness"))
+    line_budget = config.get("line_budget")
+    if dialect == "r1":
+        view = r1.r1_view
+        r1.r1_globals()  # import re, math and difflib before confinement
 
     caps = confine.confine(config["confine"])
     caps |= {"pdeathsig": pdeathsig, "pid": os.getpid(), "missing_modules": missing}
@@ -296,7 +347,7 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
     load = recv()
     if not isinstance(load, dict) or load.get("op") != "load":
         exit_(EXIT_BAD_CONFIG)
-    hooks, load_errors = load_hooks(load["hooks"], config["builtins"], modules, tb_cap)
+    hooks, load_errors = load_hooks(load["hooks"], config["builtins"], modules, tb_cap, dialect)
     sys.stdout, sys.stderr = stdout0, stderr0
     send(encode({"op": "loaded", "errors": load_errors}))
 
@@ -313,7 +364,12 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
                 }
                 send(encode({"id": call_id, "ok": False, "error": error, "stdout": ""}))
                 continue
-            ok, value, out = run_hook(fn, view(msg["ctx"]), msg["nb"], stdout_cap)
+            if type(fn) is list:
+                ok, value, out = r1.run_blocks(
+                    run_hook, fn, view, msg["ctx"], msg["nb"], stdout_cap, line_budget
+                )
+            else:
+                ok, value, out = run_hook(fn, view(msg["ctx"]), msg["nb"], stdout_cap, line_budget)
             sys.stdout, sys.stderr = stdout0, stderr0
             if ok:
                 try:
@@ -330,7 +386,11 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
                     info = {"kind": "result", "type": "OverflowError", "msg": too_big, "tb": ""}
                     reply = encode({"id": call_id, "ok": False, "error": info, "stdout": out[:256]})
             else:
-                reply = encode({"id": call_id, "ok": False, "error": value, "stdout": out})
+                failed = {"id": call_id, "ok": False, "error": value, "stdout": out}
+                try:  # Harness-R1 keeps the notebook writes a failing hook made before it failed
+                    reply = encode(failed | {"nb": msg["nb"]}) if dialect == "r1" else encode(failed)
+                except BaseException:
+                    reply = encode(failed)
             del value, msg
         except MemoryError:
             info = {"kind": "memory", "type": "MemoryError", "msg": "", "tb": ""}

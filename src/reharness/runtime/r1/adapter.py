@@ -1,0 +1,91 @@
+"""The ``r1`` dialect adapter: builds Harness-R1's official ``ctx`` and maps its returns onto our effects.
+
+One adapter per episode (see :func:`make_adapter`). The episode loop feeds it what happened — the reset,
+each executed action with its observation, turns without an action — and asks it for the ctx of a hook call
+(official hook name, round index, the agent's proposal). The per-benchmark subclasses
+(:mod:`.household`, :mod:`.shop`, :mod:`.db`) compute every field of the spec from those events and the
+env's observable state. ``ctx`` is plain JSON data: the sandbox worker turns it into the official dict
+subclass. The adapter never changes the env; the runtime applies effects through its one effect engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from reharness.runtime.effects import Effect
+
+
+@dataclass
+class Proposal:
+    """One decision as hooks see it.
+
+    ``action``: the agent's parsed env action; ``raw``: its tool argument (or the action text);
+    ``final``: the action scheduled (``on_before_action``, maybe forced) or executed (``on_post_step``);
+    ``tool``/``arguments``: the tool call, when the agent used one.
+    """
+
+    action: str = ""
+    raw: str = ""
+    final: str | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, action: str, tool_call: Any, scheduled: str) -> Proposal:
+        """The proposal of a parsed ``action`` (from ``tool_call`` when the agent used one)."""
+        arguments = getattr(tool_call, "arguments", None)
+        arguments = dict(arguments) if isinstance(arguments, dict) else {}
+        first = next(iter(arguments.values()), action) if arguments else action
+        raw = first if isinstance(first, str) else str(first)  # Harness-R1's raw/value: the first argument
+        return cls(action, raw, scheduled, getattr(tool_call, "name", None), arguments)
+
+    def scheduled(self, final: str) -> Proposal:
+        """The same proposal with ``final`` as the scheduled or executed action."""
+        return replace(self, final=final)
+
+
+class R1Adapter:
+    """Shared bookkeeping of the three benchmark adapters."""
+
+    benchmark = ""
+
+    def __init__(self, env: Any, max_steps: int) -> None:
+        self.env = env
+        self.max_steps = max_steps
+        self.observation = ""  # the latest environment observation
+        self.shown = ""  # what the agent was shown this round (WebShop: nudges included)
+        self.admissible: list[str] = []
+
+    # --- events --------------------------------------------------------------------------------------
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        self.observation = self.shown = observation
+        self.admissible = list(info.get("admissible_actions") or [])
+
+    def executed(self, action: str, observation: str, info: dict[str, Any]) -> None:
+        self.observation = self.shown = observation
+        self.admissible = list(info.get("admissible_actions") or [])
+
+    def no_action(self, shown: str) -> None:
+        """A turn without an action (a format error: the official "no tool call" turn)."""
+        self.shown = shown
+
+    def acted(self, action: str) -> None:
+        """A turn in which the agent proposed ``action`` (called before any hook sees it)."""
+
+    # --- hooks ---------------------------------------------------------------------------------------
+    def fires(self, hook: str, action: str | None) -> bool:
+        """Whether the official runtime runs ``hook`` here (DBBench: only for its two tools)."""
+        return True
+
+    def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def remaining(self, hook: str, step: int) -> int:
+        if hook == "on_init":
+            return self.max_steps
+        return self.max_steps - step - (1 if hook == "on_post_step" else 0)
+
+    def effect_action(self, effect: Effect, proposal: Proposal | None) -> Effect:
+        """The per-benchmark rewrite of a forced/rewritten action (WebShop wraps bare values)."""
+        return effect

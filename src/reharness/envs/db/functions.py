@@ -178,13 +178,14 @@ def like(pattern: Any, value: Any, escape: Any = "\\") -> int | None:
 
 
 # ---------------------------------------------------------------------------------------------- REGEXP
+#: POSIX classes as MySQL 8's ICU reads them (Unicode letters, not only ASCII), in RE2 syntax.
 _POSIX = {
-    "[:digit:]": "0-9",
-    "[:alpha:]": "a-zA-Z",
-    "[:alnum:]": "a-zA-Z0-9",
+    "[:digit:]": r"\p{Nd}",
+    "[:alpha:]": r"\pL",
+    "[:alnum:]": r"\pL\p{Nd}",
     "[:space:]": r"\s",
-    "[:upper:]": "A-Z",
-    "[:lower:]": "a-z",
+    "[:upper:]": r"\p{Lu}",
+    "[:lower:]": r"\p{Ll}",
     "[:punct:]": r"!-/:-@\[-`{-~",
 }
 MAX_REGEXP_PATTERN = 500

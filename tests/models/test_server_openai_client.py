@@ -17,7 +17,8 @@ from tiny_model import build_tiny_model
 
 from reharness.core.types import ChatRequest, ChatResponse, ToolCall
 from reharness.models.hf_backend import HFBackend
-from reharness.models.server import MAX_N, ChatServer, ServerThread
+from reharness.models.server import ChatServer, ServerThread
+from reharness.models.server_request import MAX_N
 from reharness.runtime import FunctionAgent
 
 MESSAGES: list[Any] = [

@@ -121,3 +121,41 @@ def test_a_statement_at_its_limit_does_not_stall_the_other_episodes(tmp_path: Pa
     assert next_call - sent > 0.2  # the statement really ran for a while …
     assert len(during) >= 5, during  # … and the other episodes kept stepping meanwhile
     assert all(e.success for e in result.episodes)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Action: " * 25_000,  # 25 s with Python's engine at 20,000 repeats
+        "```sql\nx" * 25_000,
+        "Action: Operation\n" + "```sql\n" + " " * 200_000 + "x",
+        "Final Answer: " + "\n" * 200_000,
+    ],
+)
+def test_hostile_replies_parse_in_linear_time(reply: str) -> None:
+    from reharness.envs.db.protocol import parse_action
+
+    start = time.monotonic()
+    parsed = parse_action(reply)
+    assert time.monotonic() - start < 0.5
+    assert parsed.kind in ("invalid", "answer")
+
+
+@pytest.mark.parametrize(
+    ("reply", "action"),
+    [
+        ("action: x" + " " * 200_000 + "y", "x" + " " * 200_000 + "y"),  # 2 s at 20,000 spaces before
+        ("\n" * 200_000 + "Think", None),
+        ("<tool_call>x" + " " * 200_000 + "y", "<tool_call>x" + " " * 200_000 + "y"),
+    ],
+)
+def test_hostile_replies_to_the_generic_parsers_are_linear(reply: str, action: str | None) -> None:
+    from reharness.models.base import parse_text_tool_calls
+    from reharness.runtime.protocols import parse_action
+
+    start = time.monotonic()
+    parsed = parse_action("text", ChatResponse(text=reply), None)
+    calls = parse_text_tool_calls(reply)
+    assert time.monotonic() - start < 0.5
+    assert parsed.action == action
+    assert len(calls) == (1 if reply.startswith("<tool_call>") else 0)

@@ -196,3 +196,18 @@ def test_episode_writer_groups_concurrent_appends_into_few_fsyncs(tmp_path: Path
     assert [e.model_dump() for e in store.episodes()] == [e.model_dump() for e in records]
     with sqlite3.connect(tmp_path / "dst" / "index.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0] == 64
+
+
+def test_episode_writer_reports_a_failed_write_instead_of_waiting(tmp_path: Path) -> None:
+    from reharness.store.run_store import RunStore
+    from reharness.store.writer import EpisodeWriter
+
+    record = batch(tmp_path / "src", n=1).episodes[0]
+    store = RunStore(tmp_path / "never-created" / "r")  # its directory does not exist: the open fails
+
+    async def write() -> None:
+        async with EpisodeWriter(store) as writer:
+            await asyncio.wait_for(writer.append(record), timeout=10)
+
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(write())

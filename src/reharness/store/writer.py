@@ -64,30 +64,41 @@ class EpisodeWriter:
             self._thread = None
 
     def _run(self) -> None:
+        fh: Any = None
         db: sqlite3.Connection | None = None
-        with open(self.store.episodes_path, "ab") as fh:
-            try:
-                db = index_connection(self.store.index_path)
-                db.execute("PRAGMA journal_mode = WAL")
-                db.execute("PRAGMA synchronous = NORMAL")
-                while True:
-                    group = [self._queue.get()]
-                    while True:  # everything that finished while the last group was being written
-                        try:
-                            group.append(self._queue.get_nowait())
-                        except queue.Empty:
-                            break
-                    stop = any(item is _STOP for item in group)
-                    items = [item for item in group if item is not _STOP]
-                    if items:
-                        self._write(fh, db, items)
-                    if stop:
-                        return
-            finally:
-                if db is not None:
-                    db.close()
+        fatal: BaseException | None = None
+        try:
+            fh = open(self.store.episodes_path, "ab")  # noqa: SIM115 - held for the writer's life
+        except OSError as exc:  # every append then fails with this error instead of waiting forever
+            fatal = exc
+        try:
+            db = index_connection(self.store.index_path)
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:  # the index is derived: write the JSONL alone
+            self.index_error, db = f"{type(exc).__name__}: {exc}", None
+        try:
+            while True:
+                group = [self._queue.get()]
+                while True:  # everything that finished while the last group was being written
+                    try:
+                        group.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                items = [item for item in group if item is not _STOP]
+                if items and fatal is not None:
+                    self._settle_all(items, fatal)
+                elif items:
+                    self._write(fh, db, items)
+                if len(items) < len(group):
+                    return
+        finally:
+            if fh is not None:
+                fh.close()
+            if db is not None:
+                db.close()
 
-    def _write(self, fh: Any, db: sqlite3.Connection, items: list[Any]) -> None:
+    def _write(self, fh: Any, db: sqlite3.Connection | None, items: list[Any]) -> None:
         error: BaseException | None = None
         try:
             fh.write(b"".join(e.model_dump_json().encode("utf-8") + b"\n" for e, _, _ in items))
@@ -96,7 +107,7 @@ class EpisodeWriter:
             self.groups += 1
         except BaseException as exc:  # reported to every waiting episode; nothing is claimed as written
             error = exc
-        if error is None:
+        if error is None and db is not None:
             try:
                 with db:
                     db.executemany(
@@ -105,6 +116,10 @@ class EpisodeWriter:
                     )
             except sqlite3.Error as exc:  # the index is derived: the next open() rebuilds it from the JSONL
                 self.index_error = f"{type(exc).__name__}: {exc}"
+        self._settle_all(items, error)
+
+    @staticmethod
+    def _settle_all(items: list[Any], error: BaseException | None) -> None:
         for _, loop, done in items:
             with contextlib.suppress(RuntimeError):  # the loop closed while it was waiting
                 loop.call_soon_threadsafe(_settle, done, error)

@@ -1,4 +1,4 @@
-"""Huge agent actions end their step at once in every built-in env (issue 20 item 2: no super-linear input)."""
+"""Huge agent actions end their step at once in every built-in env (issue 20 item 2)"""
 
 from __future__ import annotations
 

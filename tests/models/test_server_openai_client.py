@@ -86,11 +86,30 @@ def test_n_with_stream_interleaves_choices_that_rebuild_each_reply(client: opena
     assert {c.choices[0].index for c in chunks[:3]} == {0, 1, 2}  # interleaved, as a batch decodes
 
 
-@pytest.mark.parametrize(("field", "value"), [("n", 0), ("n", MAX_N + 1), ("stream_options", {"x": 1})])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("n", 0),
+        ("n", MAX_N + 1),
+        ("stream_options", {"x": 1}),
+        ("stop", ["\n"]),  # not implemented: refused, never silently ignored
+        ("logit_bias", {"42": 5}),
+        ("presence_penalty", 0.5),
+        ("response_format", {"type": "json_object"}),
+    ],
+)
 def test_out_of_range_options_are_a_400_naming_them(client: openai.OpenAI, field: str, value: Any) -> None:
     extra = {"stream": True} if field == "stream_options" else {}
     with pytest.raises(openai.BadRequestError, match=f"'{field}'"):
         create(client, **{field: value}, **extra)
+
+
+def test_neutral_values_of_unimplemented_fields_are_accepted(client: openai.OpenAI) -> None:
+    plain = create(client)
+    neutral: dict[str, Any] = {"stop": [], "presence_penalty": 0, "frequency_penalty": 0.0}
+    neutral["response_format"] = {"type": "text"}
+    same = create(client, **neutral)
+    assert same.choices[0].message.content == plain.choices[0].message.content
 
 
 def test_streamed_tool_calls_match_the_non_streamed_ones() -> None:

@@ -13,6 +13,25 @@ from reharness.models.base import parse_arguments
 
 MAX_N = 16
 
+#: Fields that change what a reply may be, which this server does not implement: a request that sets one
+#: (to anything but its neutral value) is refused with a 400 naming it, rather than answered as if unset.
+_UNSUPPORTED: dict[str, Any] = {
+    "stop": lambda v: v in (None, [], ""),
+    "logit_bias": lambda v: not v,
+    "top_logprobs": lambda v: v in (None, 0),
+    "presence_penalty": lambda v: v in (None, 0, 0.0),
+    "frequency_penalty": lambda v: v in (None, 0, 0.0),
+    "response_format": lambda v: v is None or (isinstance(v, dict) and v.get("type") == "text"),
+    "best_of": lambda v: v in (None, 1),
+}
+
+
+def refuse_unsupported(body: dict[str, Any]) -> None:
+    """``BadRequest`` naming the first field set that this server does not implement."""
+    for name, neutral in _UNSUPPORTED.items():
+        if name in body and not neutral(body[name]):
+            raise BadRequest(f"'{name}' is not implemented by this server; drop it from the request")
+
 
 class BadRequest(ValueError):
     """The client's request does not follow the chat-completions schema."""
@@ -20,6 +39,7 @@ class BadRequest(ValueError):
 
 def choice_options(body: dict[str, Any]) -> tuple[int, bool, bool]:
     """``(n, stream, include_usage)`` of a chat-completions body (``BadRequest`` names a bad field)."""
+    refuse_unsupported(body)
     n = body.get("n")
     n = 1 if n is None else n
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N:

@@ -9,7 +9,7 @@ which the script checks: both arms give the same trajectory digest). The arms al
 overhead per step and per hook call. Worker start-up is inside the hooked arm's time (workers start on
 the first call of each batch and stop at its end, as in ``run``), so it is also printed on its own.
 
-Run: ``python benchmarks/bench_hooks_in_run.py [--env db] [--episodes 200] [--concurrency 8] [--rounds 3]``.
+Run: ``python benchmarks/bench_hooks_in_run.py [--env db] [--episodes 200] [--concurrency 8] [--rounds 5]``.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def main() -> None:
     parser.add_argument("--env", default="db")
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--isolation", default="standard", choices=("standard", "strict"))
     asyncio.run(main_async(parser.parse_args()))

@@ -118,8 +118,8 @@ def test_a_statement_at_its_limit_does_not_stall_the_other_episodes(tmp_path: Pa
     assert first.steps[0].duration_s < LIMIT_S + 1.0 and first.steps[1].duration_s < 0.5
     sent, next_call = (next(t for e, s, t in log if e == 0 and s == k) for k in (0, 1))
     during = [(e, s) for e, s, t in log if e != 0 and sent < t < next_call]
-    assert next_call - sent > 0.2  # the statement really ran for a while …
-    assert len(during) >= 5, during  # … and the other episodes kept stepping meanwhile
+    assert next_call - sent > 0.1  # the statement really ran for a while …
+    assert len(during) >= 3, during  # … and the other episodes kept stepping meanwhile
     assert all(e.success for e in result.episodes)
 
 

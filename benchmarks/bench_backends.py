@@ -4,8 +4,13 @@ On the same tasks and seeds (``run_batch``, base harness of ``--env``) it prints
 - episodes/s at concurrency 1 and at ``--concurrency`` (default 32), and their ratio (the speed-up that
   micro-batching concurrent episodes into one decoding pass buys), with the mean batch size;
 - the share of wall time spent in the model (inside the decoding passes, tokenisation included), in the
-  environment (``reset``/``step``) and in the rest (harness: prompts, parsing, hooks, store, event loop);
-  at concurrency > 1 the model runs in a worker thread while the loop steps envs, so shares can overlap;
+  environment (``reset``/``step``, task generation) and in the harness, each measured by timing the calls
+  themselves: the harness is the runtime's own work — building the context (``Conversation.messages``,
+  ``build_ctx_data``, ``context_digest``), parsing replies (``parse_action``), formatting feedback
+  (``feedback_message``, ``Conversation.add_turn``), the hooks (``EpisodeRunner._call_hooks``) and the
+  store's writes (``EpisodeWriter._write``); what none of them covers (the event loop, waiting) is printed
+  as "other". At concurrency > 1 the model and the env steps run in worker threads while the loop runs the
+  harness, so the shares can overlap and need not add up to 100%;
 - how often batching changed an action: episodes whose trajectory differs between the two runs, and the
   per-decision rate (divergent decisions / decisions compared up to the first divergence);
 - peak resident memory (RSS, sampled every 5 ms) of a ``--memory-episodes`` (default 64) concurrent run,
@@ -30,12 +35,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import reharness.runtime.episode as episode_module
 from reharness.core.errors import ConfigError
 from reharness.envs import make_env
 from reharness.models.hf_backend import HFBackend
 from reharness.models.registry import make_backend, resolve_tiny
 from reharness.runtime import Harness, RunSpec, base_harness_config, run_batch
+from reharness.runtime.context import Conversation
+from reharness.runtime.episode import EpisodeRunner
 from reharness.store.records import EpisodeRecord
+from reharness.store.writer import EpisodeWriter
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -67,31 +76,79 @@ class PeakRSS:
         self.peak = max(self.peak, rss_bytes())
 
 
-class EnvTimer:
-    """Adds the time spent in ``reset``/``step`` of an env class (instrumentation for this benchmark)."""
+_INHERITED = object()
 
-    def __init__(self, env_name: str) -> None:
-        self.cls, self.seconds = type(make_env(env_name, split="test")), 0.0
 
-    def __enter__(self) -> EnvTimer:
-        self.originals = {name: getattr(self.cls, name) for name in ("reset", "step")}
-        for name, original in self.originals.items():
-            setattr(self.cls, name, self._timed(original))
+class CallTimer:
+    """Adds up the time spent inside chosen functions, by category (instrumentation for this benchmark).
+
+    ``targets`` maps a category to ``(owner, attribute)`` pairs; each attribute is wrapped for the duration
+    (coroutine functions by an async wrapper, so the time includes what they await) and restored on exit.
+    The chosen functions never call one another, so no time is counted twice.
+    """
+
+    def __init__(self, targets: dict[str, list[tuple[Any, str]]]) -> None:
+        self.targets, self.seconds = targets, dict.fromkeys(targets, 0.0)
+        self._lock = threading.Lock()  # env steps and store writes run in worker threads
+        self._originals: list[tuple[Any, str, Any]] = []
+
+    def __enter__(self) -> CallTimer:
+        for category, pairs in self.targets.items():
+            for owner, name in pairs:
+                own = vars(owner).get(name, _INHERITED)  # a class may inherit the method
+                self._originals.append((owner, name, own))
+                setattr(owner, name, self._timed(category, getattr(owner, name)))
         return self
 
-    def _timed(self, original: Any) -> Any:
-        def timed(env: Any, *args: Any, **kwargs: Any) -> Any:
+    def _add(self, category: str, seconds: float) -> None:
+        with self._lock:
+            self.seconds[category] += seconds
+
+    def _timed(self, category: str, original: Any) -> Any:
+        if asyncio.iscoroutinefunction(original):
+
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                try:
+                    return await original(*args, **kwargs)
+                finally:
+                    self._add(category, time.perf_counter() - started)
+
+            return timed_async
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
             try:
-                return original(env, *args, **kwargs)
+                return original(*args, **kwargs)
             finally:
-                self.seconds += time.perf_counter() - started
+                self._add(category, time.perf_counter() - started)
 
         return timed
 
     def __exit__(self, *exc: object) -> None:
-        for name, original in self.originals.items():
-            setattr(self.cls, name, original)
+        for owner, name, own in reversed(self._originals):
+            if own is _INHERITED:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, own)
+        self._originals.clear()
+
+
+def call_targets(env_name: str) -> dict[str, list[tuple[Any, str]]]:
+    env_cls = type(make_env(env_name, split="test"))
+    return {
+        "env": [(env_cls, n) for n in ("reset", "step", "get_task")],
+        "harness": [
+            (episode_module, "build_ctx_data"),
+            (episode_module, "context_digest"),
+            (episode_module, "parse_action"),
+            (episode_module, "feedback_message"),
+            (Conversation, "messages"),
+            (Conversation, "add_turn"),
+            (EpisodeRunner, "_call_hooks"),
+            (EpisodeWriter, "_write"),
+        ],
+    }
 
 
 def default_agent(workdir: Path) -> str:
@@ -117,7 +174,7 @@ def run(
         stats.prefill_seconds,
         len(stats.sizes),
     )
-    with EnvTimer(env) as timer:
+    with CallTimer(call_targets(env)) as timer:
         started, cpu_started = time.perf_counter(), time.process_time()
         result = asyncio.run(run_batch(spec, backend, harness, out_dir=out, overwrite=True))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
@@ -128,8 +185,9 @@ def run(
         "cpu_s": cpu,
         "prefill": (stats.prefill_seconds - prefill_before) / max(model, 1e-9),
         "model": model / wall,
-        "env": timer.seconds / wall,
-        "harness": max(0.0, wall - model - timer.seconds) / wall,
+        "env": timer.seconds["env"] / wall,
+        "harness": timer.seconds["harness"] / wall,
+        "other": max(0.0, wall - model - timer.seconds["env"] - timer.seconds["harness"]) / wall,
         "mean_batch": sum(sizes) / max(1, len(sizes)),
         "decisions": sum(sizes),
     }
@@ -216,7 +274,7 @@ def main() -> None:
                 f"concurrency {concurrency:>3}: {eps:6.2f} episodes/s  wall {s['wall_s']:6.1f}s  "
                 f"cpu {s['cpu_s']:6.1f}s  mean batch {s['mean_batch']:4.1f}  decisions {s['decisions']:.0f}  "
                 f"model {s['model']:.0%} (reading prompts {s['prefill']:.0%} of it)  env {s['env']:.0%}  "
-                f"harness {s['harness']:.0%}"
+                f"harness {s['harness']:.0%}  other {s['other']:.0%}"
             )
         one, many = rows[1][2], rows[args.concurrency][2]
         print(

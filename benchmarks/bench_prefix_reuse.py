@@ -10,7 +10,10 @@ The agent is ``--agent`` (a spec such as ``tiny:household-S`` or ``hf:PATH``; ``
 the environment, e.g. ``tiny:{env}-S``); by default the built-in tiny agent of each environment when it is
 installed, else the random tiny test model of ``tests/models/tiny_model.py`` (noise replies, bounded by
 ``--max-tokens``: the numbers then measure how early the patches fire, not an agent). Sampling is greedy and
-``max_batch_size=1``, so the rerun without reuse is bit-exact and the comparison is fair.
+``max_batch_size=1``, so the rerun without reuse is bit-exact and the comparison is fair. The two arms run
+side by side on equal terms: the backend's key/value prefix cache is emptied before each arm (neither arm
+starts on the other's warm cache), and the order alternates from patch to patch (reuse first, then plain
+first), so warm-up and machine load fall on both arms alike; the order each patch ran in is printed.
 
 Run: ``python benchmarks/bench_prefix_reuse.py [--episodes 8] [--envs household,shop,db] [--agent SPEC]``.
 """
@@ -68,6 +71,13 @@ def example_patches(envs: list[str]) -> list[tuple[str, Path]]:
     return found
 
 
+def cold_cache(agent: Agent) -> None:
+    """Empty the hf backend's key/value prefix cache (a no-op for backends that keep none)."""
+    prefix = getattr(getattr(agent, "reader", None), "prefix", None)
+    if prefix is not None:
+        prefix.clear()
+
+
 async def bench_env(env: str, paths: list[Path], agent: Agent, args: argparse.Namespace, out: Path) -> None:
     config = base_harness_config(env).model_copy(
         update={"step_limit": args.max_steps, "sampling": SamplingParams(max_tokens=args.max_tokens)}
@@ -81,11 +91,13 @@ async def bench_env(env: str, paths: list[Path], agent: Agent, args: argparse.Na
     calls, rate = baseline.cost.model_calls, baseline.result.success_rate
     print(f"\n{env}: baseline {spec.n} episodes, {calls} model calls, {base_s:.1f} s, success {rate:.0%}")
     head = f"{'patch':34} {'calls reuse':>11} {'replayed':>8} {'calls plain':>11} {'saved':>6} "
-    print(head + f"{'s reuse':>8} {'s plain':>8} {'Δ_B':>7} {'same':>5}")
-    for path in paths:
+    print(head + f"{'s reuse':>8} {'s plain':>8} {'Δ_B':>7} {'same':>5} {'order':>12}")
+    for k, path in enumerate(paths):
         patch = load_patch(path)
         runs = {}
-        for mode in ("reuse", "plain"):
+        order = ("reuse", "plain") if k % 2 == 0 else ("plain", "reuse")
+        for mode in order:
+            cold_cache(agent)
             t0 = time.perf_counter()
             result = await evaluate_patch(
                 patch, baseline, agent, out / env / mode, prefix_reuse=mode == "reuse"
@@ -98,7 +110,7 @@ async def bench_env(env: str, paths: list[Path], agent: Agent, args: argparse.Na
         saved = 1 - r.cost.model_calls / max(1, p.cost.model_calls)
         print(
             f"{path.name[:34]:34} {r.cost.model_calls:>11} {r.cost.reused_calls:>8} {p.cost.model_calls:>11} "
-            f"{saved:>6.0%} {r_s:>8.1f} {p_s:>8.1f} {r.delta:>+7.3f} {str(same):>5}"
+            f"{saved:>6.0%} {r_s:>8.1f} {p_s:>8.1f} {r.delta:>+7.3f} {str(same):>5} {'>'.join(order):>12}"
         )
 
 

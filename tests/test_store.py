@@ -129,3 +129,85 @@ def test_parquet_export(tmp_path: Path) -> None:
     assert episodes.num_rows == 5
     assert steps.num_rows == sum(e.num_steps for e in result.episodes)
     assert set(steps.column("episode_index").to_pylist()) == set(range(5))
+
+
+def test_sigkill_loses_no_episode_reported_done_under_group_commit(tmp_path: Path) -> None:
+    """Many concurrent episodes share fsyncs; every episode the run reported as done survives a SIGKILL."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        sys.path.insert(0, {str(TESTS)!r})
+        from reharness.envs.registry import EnvSpec, register_env
+        from reharness.runtime import Harness, HarnessConfig, RunSpec, SolverAgent, run_batch
+        register_env(EnvSpec("counter", "reharness-test/Counter-v0", "counter_env:CounterEnv", "t"))
+
+        class Slow(SolverAgent):
+            async def complete(self, request):
+                await asyncio.sleep(float(sys.argv[1]))
+                return await super().complete(request)
+
+        def reported(record):
+            print(record.episode_index, flush=True)
+
+        spec = RunSpec(env="counter", agent="solver", n=200, seed=5, concurrency=64)
+        harness = Harness(HarnessConfig(name="t", protocol="text"))
+        asyncio.run(run_batch(spec, Slow(), harness, {str(tmp_path)!r}, on_episode=reported))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    command = [sys.executable, "-c", script, "0.01"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    reported: list[int] = []
+    for line in proc.stdout:
+        reported.append(int(line))
+        if len(reported) >= 70:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert len(reported) >= 70, "the run did not report episodes"
+    jsonl = next(tmp_path.glob("*/episodes.jsonl"))
+    on_disk = [json.loads(x)["episode_index"] for x in jsonl.read_text().splitlines() if x.endswith("}")]
+    assert set(reported) <= set(on_disk)  # reported as done ⇒ on disk
+    assert len(on_disk) == len(set(on_disk)) < 200
+    subprocess.run([sys.executable, "-c", script, "0"], env=env, check=True, stdout=subprocess.DEVNULL)
+    after = [json.loads(x)["episode_index"] for x in jsonl.read_text().splitlines()]
+    assert sorted(after) == list(range(200))  # nothing lost, no duplicates
+    with sqlite3.connect(tmp_path / "index.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0] == 200
+
+
+def test_episode_writer_groups_concurrent_appends_into_few_fsyncs(tmp_path: Path) -> None:
+    from reharness.store.run_store import RunStore
+    from reharness.store.writer import EpisodeWriter
+
+    records = batch(tmp_path / "src", n=64).episodes
+    store = RunStore(tmp_path / "dst" / "r")
+    store.run_dir.mkdir(parents=True)
+
+    async def write_all() -> int:
+        async with EpisodeWriter(store) as writer:
+            await asyncio.gather(*(writer.append(r) for r in records))
+            return writer.groups
+
+    groups = asyncio.run(write_all())
+    assert 1 <= groups < 16  # 64 episodes finishing together share a handful of fsyncs
+    assert sorted(e.episode_index for e in store.episodes()) == list(range(64))
+    assert [e.model_dump() for e in store.episodes()] == [e.model_dump() for e in records]
+    with sqlite3.connect(tmp_path / "dst" / "index.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0] == 64
+
+
+def test_episode_writer_reports_a_failed_write_instead_of_waiting(tmp_path: Path) -> None:
+    from reharness.store.run_store import RunStore
+    from reharness.store.writer import EpisodeWriter
+
+    record = batch(tmp_path / "src", n=1).episodes[0]
+    store = RunStore(tmp_path / "never-created" / "r")  # its directory does not exist: the open fails
+
+    async def write() -> None:
+        async with EpisodeWriter(store) as writer:
+            await asyncio.wait_for(writer.append(record), timeout=10)
+
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(write())

@@ -1,8 +1,9 @@
 """Registry of the built-in environments: gymnasium ids, short names and construction.
 
-Built-ins are registered with gymnasium under ``reharness/<Name>-v<N>`` (also through the
-``gymnasium.envs`` entry point, so ``gymnasium.make("reharness/Shop-v0")`` works without importing
-reharness first) and are addressable by short name (``household``, ``shop``, ``db``).
+Built-ins are registered with gymnasium under ``reharness/<Name>-v<N>`` when ``reharness`` is imported (an
+id and an entry-point string each: the env's module loads only when ``gymnasium.make`` builds one, so the
+import stays cheap; gymnasium 1.x no longer reads ``gymnasium.envs`` package entry points, hence the import
+hook) and are addressable by short name (``household``, ``shop``, ``db``).
 """
 
 from __future__ import annotations

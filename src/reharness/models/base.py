@@ -23,6 +23,8 @@ import json
 import re
 from typing import Any
 
+import re2  # type: ignore[import-untyped]  # linear-time: agent text cannot backtrack
+
 from reharness.core.types import Message, ToolCall
 
 TOOL_CALL_OPEN = "<tool_call>"
@@ -31,7 +33,8 @@ RAW_ARGUMENTS = "_raw_arguments"
 ARGUMENTS_ERROR = "_arguments_error"
 INVALID_TOOL_NAME = "invalid_tool_call"
 
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+# RE2 (linear time, leftmost-first like ``re``): ``re`` is quadratic on a long whitespace run inside a call.
+_TOOL_CALL = re2.compile(r"(?s)<tool_call>\s*(.*?)\s*(?:</tool_call>|$)")
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]+)"')
 
 

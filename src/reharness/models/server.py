@@ -3,7 +3,10 @@
 Serves ``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /health`` over HTTP/1.1 with keep-alive.
 Concurrent requests reach the backend concurrently, so an ``hf`` backend micro-batches them. Replies follow
 the OpenAI schema, plus vLLM's ``prompt_token_ids`` and per-choice ``token_ids`` when the backend gives
-token data. Run one with::
+token data. ``n`` asks for that many choices (1..16): choice 0 is sampled with the request's ``seed``, choice
+``k`` with a seed derived from it, so a seeded request gives the same choices every time. ``stream: true``
+answers with server-sent events as vLLM does (``chat.completion.chunk`` objects, then ``data: [DONE]``;
+``stream_options.include_usage`` adds a usage chunk), over chunked transfer encoding. Run one with::
 
     python -m reharness.models.server tiny:household-S --port 8000
     reharness run --env household --agent openai:tiny@http://127.0.0.1:8000/v1
@@ -21,7 +24,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import random
 import threading
 import time
 from collections import deque
@@ -29,8 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reharness.core.agent import Agent
-from reharness.core.types import ChatRequest, ChatResponse, Message, SamplingParams, ToolCall
-from reharness.models.base import arguments_json, parse_arguments, strip_tool_calls
+from reharness.core.hashing import derive_seed
+from reharness.core.types import ChatResponse
+from reharness.models.base import arguments_json, strip_tool_calls
+from reharness.models.server_request import BadRequest, choice_options, request_from_openai
+from reharness.models.server_stream import DONE, completion_chunks, sse
 
 FaultKind = Literal["status", "hang", "malformed", "empty_choices", "drop"]
 _REASONS = {
@@ -50,54 +55,6 @@ class Fault:
     kind: FaultKind
     status: int = 500
     headers: dict[str, str] = field(default_factory=dict)
-
-
-class BadRequest(ValueError):
-    """The client's request does not follow the chat-completions schema."""
-
-
-def request_from_openai(body: Any) -> ChatRequest:
-    """Convert an OpenAI chat-completions body into a :class:`ChatRequest` (``BadRequest`` when invalid)."""
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
-        raise BadRequest("the body must be a JSON object with a non-empty 'messages' list")
-    messages = []
-    for raw in body["messages"]:
-        if not isinstance(raw, dict) or raw.get("role") not in (
-            "system",
-            "user",
-            "assistant",
-            "tool",
-            "developer",
-        ):
-            raise BadRequest(f"invalid message: {str(raw)[:200]}")
-        content = raw.get("content") or ""
-        if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        calls: list[ToolCall] = []
-        for call in raw.get("tool_calls") or []:
-            fn = call.get("function", {}) if isinstance(call, dict) else {}
-            calls.append(parse_arguments(str(fn.get("name", "")), fn.get("arguments"), call.get("id")))
-        role = "system" if raw["role"] == "developer" else raw["role"]
-        messages.append(
-            Message(
-                role=role, content=str(content), tool_calls=tuple(calls), tool_call_id=raw.get("tool_call_id")
-            )
-        )
-    seed = body.get("seed")
-    try:
-        sampling = SamplingParams(
-            temperature=float(1.0 if body.get("temperature") is None else body["temperature"]),
-            top_p=float(body.get("top_p") or 1.0),
-            max_tokens=int(body.get("max_completion_tokens") or body.get("max_tokens") or 512),
-        )
-        return ChatRequest(
-            messages=tuple(messages),
-            tools=tuple(body.get("tools") or ()),
-            sampling=sampling,
-            seed=int(seed) if seed is not None else random.SystemRandom().getrandbits(63),
-        )
-    except (TypeError, ValueError) as exc:
-        raise BadRequest(str(exc)[:500]) from exc
 
 
 class ChatServer:
@@ -158,7 +115,10 @@ class ChatServer:
                 status, payload, extra = await self._route(method, path.split("?")[0], body)
                 if status < 0:  # injected: drop the connection without a reply
                     return
-                await self._send(writer, status, payload, extra, close=not keep)
+                if isinstance(payload, list):
+                    await self._send_stream(writer, status, payload, extra, close=not keep)
+                else:
+                    await self._send(writer, status, payload, extra, close=not keep)
                 if not keep:
                     return
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
@@ -185,7 +145,28 @@ class ChatServer:
         writer.write(head.encode("latin-1") + payload)
         await writer.drain()
 
-    async def _route(self, method: str, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+    async def _send_stream(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        events: list[bytes],
+        extra: dict[str, str],
+        close: bool = False,
+    ) -> None:
+        """Send ``events`` one HTTP chunk each (``Transfer-Encoding: chunked``), flushing every chunk."""
+        headers = extra | {"Transfer-Encoding": "chunked"} | ({"Connection": "close"} if close else {})
+        head = f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        writer.write(head.encode("latin-1"))
+        for event in events:
+            writer.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async def _route(
+        self, method: str, path: str, body: bytes
+    ) -> tuple[int, bytes | list[bytes], dict[str, str]]:
         if path in ("/health", "/v1/health") and method == "GET":
             return 200, b'{"status": "ok"}', {}
         if path == "/v1/models" and method == "GET":
@@ -204,16 +185,25 @@ class ChatServer:
         try:
             data = json.loads(body)
             request = request_from_openai(data)
+            n, stream, include_usage = choice_options(data)
         except (json.JSONDecodeError, UnicodeDecodeError, BadRequest) as exc:
             return 400, _error(f"invalid request: {exc}"), {}
-        try:
-            response = await self.backend.complete(request)
+        requests = [request] + [
+            request.model_copy(update={"seed": derive_seed(request.seed, "choice", k)}) for k in range(1, n)
+        ]
+        try:  # concurrently, so a batching backend decodes the n choices together
+            responses = await asyncio.gather(*(self.backend.complete(r) for r in requests))
         except Exception as exc:  # an agent that raises is a server error, not a dropped connection
             return 500, _error(f"backend failed: {type(exc).__name__}: {exc}"[:1000]), {}
-        if response.error:
-            client_fault = response.error.startswith(("prompt has", "chat template failed"))
-            return (400 if client_fault else 500), _error(response.error), {}
-        return 200, json.dumps(self._completion(data, response)).encode(), {}
+        failed = next((r for r in responses if r.error), None)
+        if failed is not None and failed.error:
+            client_fault = failed.error.startswith(("prompt has", "chat template failed"))
+            return (400 if client_fault else 500), _error(failed.error), {}
+        completion = self._completion(data, list(responses))
+        if stream:
+            events = [sse(c) for c in completion_chunks(completion, include_usage)] + [DONE]
+            return 200, events, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        return 200, json.dumps(completion).encode(), {}
 
     async def _fault(self, fault: Fault) -> tuple[int, bytes, dict[str, str]]:
         if fault.kind == "hang":
@@ -230,8 +220,26 @@ class ChatServer:
             )
         return fault.status, _error(f"injected fault: HTTP {fault.status}"), dict(fault.headers)
 
-    def _completion(self, data: dict[str, Any], response: ChatResponse) -> dict[str, Any]:
+    def _completion(self, data: dict[str, Any], responses: list[ChatResponse]) -> dict[str, Any]:
         self._counter += 1
+        choices = [self._choice(data, k, response) for k, response in enumerate(responses)]
+        prompt = list(responses[0].prompt_token_ids or ())
+        completion_tokens = sum(len(r.completion_token_ids or ()) for r in responses)
+        return {
+            "id": f"chatcmpl-{self._counter}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": data.get("model") or self.model_name,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": completion_tokens,
+                "total_tokens": len(prompt) + completion_tokens,
+            },
+            **({"prompt_token_ids": prompt} if responses[0].prompt_token_ids is not None else {}),
+        }
+
+    def _choice(self, data: dict[str, Any], index: int, response: ChatResponse) -> dict[str, Any]:
         ids = list(response.completion_token_ids or ())
         stop_ids = getattr(self.backend, "stop_ids", None)
         finish = "length" if stop_ids is not None and (not ids or ids[-1] not in stop_ids) else "stop"
@@ -247,7 +255,12 @@ class ChatServer:
                 }
                 for i, call in enumerate(response.tool_calls)
             ]
-        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        choice: dict[str, Any] = {
+            "index": index,
+            "message": message,
+            "finish_reason": finish,
+            "logprobs": None,
+        }
         if response.completion_token_ids is not None:
             choice["token_ids"] = ids
         if data.get("logprobs") and response.logprobs is not None:
@@ -262,20 +275,7 @@ class ChatServer:
                     for t, lp in zip(tokens, response.logprobs, strict=False)
                 ]
             }
-        prompt = list(response.prompt_token_ids or ())
-        return {
-            "id": f"chatcmpl-{self._counter}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": data.get("model") or self.model_name,
-            "choices": [choice],
-            "usage": {
-                "prompt_tokens": len(prompt),
-                "completion_tokens": len(ids),
-                "total_tokens": len(prompt) + len(ids),
-            },
-            **({"prompt_token_ids": prompt} if response.prompt_token_ids is not None else {}),
-        }
+        return choice
 
 
 def _error(message: str) -> bytes:

@@ -4,11 +4,18 @@ Each decision: build ``ctx`` → ``before_decision`` hooks → ask the policy (s
 → parse the reply → ``before_action`` hooks (block / rewrite / force) → step the env → ``after_feedback``
 hooks (hints / force the next action) → format feedback. Errors inside the episode — a policy that raises, a
 malformed reply, a failing hook, an env that raises — become data in the trajectory, never a crash of the run.
+
+``env.reset`` and ``env.step`` run in a worker thread (``executor``, or the loop's default one), so an env
+step that takes long (a db statement running up to its time limit) never stalls the other episodes on the
+event loop. Determinism is kept: one episode owns its env and awaits each call before the next. An env that
+must be called from one thread opts out with the attribute ``steps_off_loop = False``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,8 +49,12 @@ class _HookResults:
 class EpisodeRunner:
     """Runs one episode of ``agent`` in ``env`` under ``harness`` and returns its record."""
 
-    def __init__(self, env: Any, agent: Agent, harness: Harness, run_id: str = "") -> None:
+    def __init__(
+        self, env: Any, agent: Agent, harness: Harness, run_id: str = "", executor: Executor | None = None
+    ) -> None:
         self.env = env
+        self.executor = executor
+        self.off_loop = bool(getattr(env, "steps_off_loop", True))
         self.agent = agent
         self.harness = harness
         self.config = harness.config
@@ -53,6 +64,13 @@ class EpisodeRunner:
         self.admissible_only = bool(getattr(env, "restrict_forced_to_admissible", False))
         #: r1-dialect overlays (their forced actions were checked by the official normalisation instead)
         self.r1_names = frozenset(o.name for o in harness.overlays if o.dialect == "r1")
+
+    async def env_call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call a blocking env method off the event loop (or on it, for an env that opts out)."""
+        if not self.off_loop:
+            return fn(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, lambda: fn(*args, **kwargs))
 
     async def _call_hooks(
         self,
@@ -135,7 +153,7 @@ class EpisodeRunner:
         env, config = self.env, self.config
         max_steps = config.step_limit or env.default_max_steps
         env.max_steps = max_steps
-        observation, info = env.reset(seed=seed, options={"task": task})
+        observation, info = await self.env_call(env.reset, seed=seed, options={"task": task})
         record = EpisodeRecord(
             run_id=self.run_id,
             episode_index=episode_index,
@@ -332,14 +350,13 @@ class EpisodeRunner:
             assert action is not None
             step.action = action
             try:
-                observation, reward, terminated, truncated, info = env.step(action)
+                observation, reward, terminated, truncated, info = await self.env_call(env.step, action)
             except Exception as exc:  # an env that raises ends the episode; the error is recorded
                 step.flags.append("env_error")
                 record.error = f"env error: {type(exc).__name__}: {exc}"[:1000]
                 record.termination = "error"
                 record.steps.append(step)
                 break
-            admissible = info.get("admissible_actions")
             admissible = info.get("admissible_actions")
             step.observation, step.reward = observation, float(reward)
             step.terminated, step.truncated = bool(terminated), bool(truncated)

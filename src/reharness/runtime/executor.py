@@ -20,6 +20,7 @@ import datetime as _dt
 import random
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +42,7 @@ from reharness.store.records import (
     trajectory_digest,
 )
 from reharness.store.run_store import RunStore
+from reharness.store.writer import EpisodeWriter
 
 
 class RunSpec(BaseModel):
@@ -163,6 +165,7 @@ async def run_batch(
     annotate: Callable[[EpisodeRecord], list[str]] | None = None,
     retry_errors: bool = False,
     route: HarnessRoute | None = None,
+    group_commit: bool = True,
 ) -> BatchResult:
     """Run (or resume) a batch and return every finished episode.
 
@@ -174,6 +177,10 @@ async def run_batch(
     ``annotate(record)`` returns the episode's failure codes, stored in ``record.failure_codes`` before the
     record is written (the CLI passes :func:`reharness.failures.failure_codes`; the detectors live in a
     higher layer, so the runtime takes them as a parameter instead of importing them).
+
+    Finished episodes are written by one :class:`EpisodeWriter` (group commit, off the loop); an episode
+    counts as finished (``on_episode``, the result) only once it is on disk. ``group_commit=False`` writes
+    each episode synchronously on the loop instead (the old path; ``benchmarks/bench_store.py`` compares).
     """
     env_name = resolve_env_name(spec.env).name
     kwargs = env_kwargs(spec, harness)
@@ -215,23 +222,33 @@ async def run_batch(
     for _ in range(min(spec.concurrency, len(missing)) - 1):
         envs.put_nowait(make_env(env_name, **kwargs))
     results: dict[int, EpisodeRecord] = dict(done)
+    # one thread per concurrent episode: a slow env step (up to its time limit) never waits for another's
+    steps = ThreadPoolExecutor(
+        max_workers=max(1, min(spec.concurrency, len(missing))), thread_name_prefix="env"
+    )
 
     async def one(i: int) -> None:
         env = await envs.get()
         try:
-            task = env.get_task(indices[i])
-            chosen = harness if route is None else await route.harness_for(task, i)
-            record = await EpisodeRunner(env, agent, chosen, run_id).run(task, episode_seed(spec.seed, i), i)
+            runner = EpisodeRunner(env, agent, harness, run_id, executor=steps)
+            task = await runner.env_call(env.get_task, indices[i])  # generating a task can take ms
+            if route is not None:  # a routed run: this task's harness, chosen before it runs
+                runner = EpisodeRunner(env, agent, await route.harness_for(task, i), run_id, executor=steps)
+            record = await runner.run(task, episode_seed(spec.seed, i), i)
         finally:
             envs.put_nowait(env)
         if annotate is not None:
             record.failure_codes = list(annotate(record))
         record = _redacted(record)
-        store.append(record)
+        if group_commit:
+            await writer.append(record)
+        else:
+            store.append(record)
         results[i] = record
         if on_episode:
             on_episode(record)
 
+    writer = EpisodeWriter(store)
     tasks = [asyncio.ensure_future(one(i)) for i in missing]
     try:
         await asyncio.gather(*tasks)
@@ -240,6 +257,9 @@ async def run_batch(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+    finally:
+        await writer.close()
+        steps.shutdown(wait=False, cancel_futures=True)
     for env in list(envs._queue):  # type: ignore[attr-defined]
         env.close()
     for used in [harness, *(route.harnesses() if route is not None else [])]:

@@ -11,13 +11,16 @@ protocol a language model is prompted with.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+import re2  # type: ignore[import-untyped]  # linear-time: agent text cannot backtrack
+
 from reharness.core.types import ChatResponse, ToolCall
 
-_ACTION_LINE = re.compile(r"^\s*action\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# RE2 (linear time, leftmost-first like ``re``): Python's engine is quadratic on long runs of spaces or blank
+# lines in a reply (2 s at 20,000 characters), and replies come from the model.
+_ACTION_LINE = re2.compile(r"(?mi)^\s*action\s*:\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)

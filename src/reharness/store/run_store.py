@@ -4,7 +4,8 @@ Layout of ``--out DIR``::
 
     DIR/index.sqlite            runs and episodes of every run under DIR (derived; rebuilt from JSONL)
     DIR/<run_id>/run.json       RunMeta: the resolved config
-    DIR/<run_id>/episodes.jsonl one EpisodeRecord per line, appended and flushed as each episode finishes
+    DIR/<run_id>/episodes.jsonl one EpisodeRecord per line, appended and fsync'ed as each episode finishes
+                            (group commit: see :mod:`reharness.store.writer`)
 
 Nothing is lost: a run killed at any moment (even SIGKILL mid-write) is resumed by the same command; a
 partial last line is cut off, finished episodes are kept, and only the missing ones are run again.
@@ -80,7 +81,7 @@ class RunStore:
             )
             db.execute("DELETE FROM episodes WHERE run_id = ?", (meta.run_id,))
             db.executemany(
-                "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?)", [_row(e) for e in done.values()]
+                "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?)", [episode_row(e) for e in done.values()]
             )
         return done
 
@@ -119,14 +120,18 @@ class RunStore:
 
     # ---------------------------------------------------------------- writing / reading
     def append(self, episode: EpisodeRecord) -> None:
-        """Append one finished episode and flush it to the OS before returning."""
+        """Append one finished episode, fsync it and index it before returning (one connection each time).
+
+        The simple synchronous path; batches write through :class:`~reharness.store.writer.EpisodeWriter`,
+        which groups concurrent episodes into one fsync and keeps the disk off the event loop.
+        """
         line = episode.model_dump_json() + "\n"
         with open(self.episodes_path, "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
         with self._index() as db:
-            db.execute("INSERT OR REPLACE INTO episodes VALUES (?,?,?,?,?,?,?,?,?)", _row(episode))
+            db.execute("INSERT OR REPLACE INTO episodes VALUES (?,?,?,?,?,?,?,?,?)", episode_row(episode))
 
     def episodes(self) -> list[EpisodeRecord]:
         return self._read_and_repair()
@@ -135,12 +140,18 @@ class RunStore:
         yield from self.episodes()
 
     def _index(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.index_path, timeout=30)
-        db.executescript(_INDEX_SCHEMA)
-        return db
+        return index_connection(self.index_path)
 
 
-def _row(e: EpisodeRecord) -> tuple[object, ...]:
+def index_connection(path: Path) -> sqlite3.Connection:
+    """A connection to the SQLite index at ``path``, its tables created if missing."""
+    db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+    db.executescript(_INDEX_SCHEMA)
+    return db
+
+
+def episode_row(e: EpisodeRecord) -> tuple[object, ...]:
+    """The index row of one episode."""
     return (
         e.run_id,
         e.episode_index,

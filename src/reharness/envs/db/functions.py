@@ -7,7 +7,9 @@ case-insensitive matcher with MySQL's default ``\\`` escape; ``REGEXP`` is case-
 agents use (``md5``, ``concat``, ``concat_ws``, ``if``, ``left``, ``locate``, ``substring_index``, ``format``,
 ``str_to_date`` …) are added. Every callback charges a shared :class:`Budget`, so a runaway query that spends
 its time in Python callbacks (charged by call and by argument length) is interrupted like one that spends
-it in SQLite's VM.
+it in SQLite's VM. No single call may take super-linear time, since nothing interrupts a call once it runs:
+``REGEXP`` uses RE2 (linear, no backtracking), and a matcher's worst case (pattern × subject) is charged
+before it runs, so a call too big for the statement is refused.
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+import re2  # type: ignore[import-untyped]
+
 from reharness.envs.db.dialect import COLLATION, NUM_FUNCTION
 
 COLLATION_ALIASES = (COLLATION, "utf8mb4_general_ci", "utf8mb4_unicode_ci", "utf8_general_ci")
 MAX_TEXT = 100_000
-MAX_REGEXP_SUBJECT = 2_000
 _EXTRA_FOLDS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "æ": "ae", "œ": "oe", "ı": "i", "ħ": "h"})
 
 
@@ -175,44 +178,54 @@ def like(pattern: Any, value: Any, escape: Any = "\\") -> int | None:
 
 
 # ---------------------------------------------------------------------------------------------- REGEXP
+#: POSIX classes as MySQL 8's ICU reads them (Unicode letters, not only ASCII), in RE2 syntax.
 _POSIX = {
-    "[:digit:]": "0-9",
-    "[:alpha:]": "a-zA-Z",
-    "[:alnum:]": "a-zA-Z0-9",
+    "[:digit:]": r"\p{Nd}",
+    "[:alpha:]": r"\pL",
+    "[:alnum:]": r"\pL\p{Nd}",
     "[:space:]": r"\s",
-    "[:upper:]": "A-Z",
-    "[:lower:]": "a-z",
+    "[:upper:]": r"\p{Lu}",
+    "[:lower:]": r"\p{Ll}",
     "[:punct:]": r"!-/:-@\[-`{-~",
 }
-_NESTED = re.compile(r"\((?:[^()\\]|\\.)*(?:[*+|]|\{\d+,\})(?:[^()\\]|\\.)*\)\s*(?:[*+]|\{\d+,)")
+MAX_REGEXP_PATTERN = 500
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.case_sensitive = False
+_RE2_OPTIONS.max_mem = 8 << 20  # program + DFA cache: a bigger pattern is refused, never slow
 
 
 @lru_cache(maxsize=1_024)
-def _regexp_program(pattern: str) -> re.Pattern[str]:
-    if len(pattern) > 500:
-        raise ValueError("REGEXP pattern longer than 500 characters")
-    if re.search(r"\\[1-9]|\(\?[<=!P]", pattern):
+def _regexp_program(pattern: str) -> Any:
+    """``pattern`` compiled by RE2, whose matching time is linear in the subject (no backtracking)."""
+    if len(pattern) > MAX_REGEXP_PATTERN:
+        raise ValueError(f"REGEXP pattern longer than {MAX_REGEXP_PATTERN} characters")
+    if re.search(r"\\[1-9]|\(\?<?[=!]", pattern):
         raise ValueError("REGEXP back-references and look-arounds are not supported")
-    if _NESTED.search(pattern):
-        raise ValueError("REGEXP nested repetition such as (a+)+ or (a|b)* is not supported")
-    if len(re.findall(r"(?<!\\)(?:[*+]|\{\d+,\})", pattern)) > 3:
-        raise ValueError("REGEXP pattern with more than 3 unbounded repetitions is not supported")
     for posix, plain in _POSIX.items():
         pattern = pattern.replace(posix, plain)
     try:
-        return re.compile(pattern, re.IGNORECASE)
-    except re.error as exc:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
         raise ValueError(f"invalid REGEXP pattern: {exc}") from exc
 
 
 def regexp(pattern: Any, value: Any) -> int | None:
-    """MySQL ``value REGEXP pattern`` (case-insensitive search)."""
+    """MySQL ``value REGEXP pattern`` (case-insensitive search, linear in the subject)."""
     if pattern is None or value is None:
         return None
-    subject = str(value)
-    if len(subject) > MAX_REGEXP_SUBJECT:
-        raise ValueError(f"REGEXP subject longer than {MAX_REGEXP_SUBJECT} characters")
-    return 1 if _regexp_program(str(pattern)).search(subject) else 0
+    return 1 if _regexp_program(_text(pattern)).search(_text(value)) else 0
+
+
+def match_work(pattern: Any, subject: Any) -> int:
+    """Budget units charged before matching ``pattern`` against ``subject``: their sizes' product / 64.
+
+    RE2 and the LIKE matcher are linear in the subject for a fixed pattern, but a pattern of many wildcards
+    (long ``_`` runs, bounded repeats) can cost about subject × pattern steps inside one call, where nothing
+    can interrupt it; charging that bound first refuses a call too big for the statement's budget instead of
+    running it.
+    """
+    sizes = [len(a) for a in (pattern, subject) if isinstance(a, str | bytes)]
+    return (sizes[0] * sizes[1]) // 64 if len(sizes) == 2 else 0
 
 
 # ---------------------------------------------------------------------------------------------- functions
@@ -390,13 +403,18 @@ _FUNCTIONS: list[tuple[str, int, Callable[..., Any]]] = [
 ]
 
 
+#: Functions whose worst case is the product of their first two arguments' sizes (see :func:`match_work`).
+_MATCHERS = frozenset({"regexp", "regexp_like", "like"})
+
+
 def install(conn: sqlite3.Connection, budget: Budget, database: str) -> None:
     """Register the MySQL collations and functions on ``conn``; every callback charges ``budget``."""
 
-    def guarded(fn: Callable[..., Any], cost: int) -> Callable[..., Any]:
+    def guarded(fn: Callable[..., Any], cost: int, matcher: bool = False) -> Callable[..., Any]:
         def call(*args: Any) -> Any:
             size = sum(len(a) for a in args if isinstance(a, str | bytes))
-            if not budget.charge(cost + size // 64):
+            work = match_work(args[0], args[1]) if matcher else 0
+            if not budget.charge(cost + size // 64 + work):
                 return None
             try:
                 return fn(*args)
@@ -413,7 +431,7 @@ def install(conn: sqlite3.Connection, budget: Budget, database: str) -> None:
         conn.create_collation(name, collate)
     conn.create_collation("utf8mb4_bin", _collate_bin)
     for name, nargs, fn in _FUNCTIONS:
-        conn.create_function(name, nargs, guarded(fn, 40), deterministic=True)
+        conn.create_function(name, nargs, guarded(fn, 40, name in _MATCHERS), deterministic=True)
     conn.create_function("database", 0, lambda: database, deterministic=True)
     conn.create_function("schema", 0, lambda: database, deterministic=True)
     conn.create_function("version", 0, lambda: "8.0.0-reharness-sqlite", deterministic=True)

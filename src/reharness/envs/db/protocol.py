@@ -13,10 +13,11 @@ text and back. The prompts are AgentBench's instructions for each protocol, the 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import re2  # type: ignore[import-untyped]  # linear-time: agent text cannot backtrack
 
 from reharness.envs.db.grading import answer_value
 
@@ -71,9 +72,11 @@ MISSING_SQL_ERROR = (
     "```sql\nSELECT * FROM table WHERE condition;\n```"
 )
 
-_ACTION = re.compile(r"Action: (.*?)\n")
-_SQL_BLOCK = re.compile(r"```sql\n([\s\S]*?)\n```")
-_FINAL = re.compile(r"(?:^|\n)Final Answer:(.*)")
+# RE2 (linear time) with the same leftmost-first semantics as ``re``: Python's engine takes quadratic time on
+# replies such as 'Action: ' * 20000 (25 s), and the reply is the agent's, so it may be hostile.
+_ACTION = re2.compile(r"Action: (.*?)\n")
+_SQL_BLOCK = re2.compile(r"```sql\n([\s\S]*?)\n```")
+_FINAL = re2.compile(r"(?:^|\n)Final Answer:(.*)")
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,14 @@ def evolve_command(
     min_new: Annotated[
         int, typer.Option(min=1, help="New valid rescues a sibling must add to be admitted (m).")
     ] = 1,
+    no_config_mutations: Annotated[
+        bool,
+        typer.Option(
+            "--no-config-mutations",
+            help="Propose patches only (no harness-config mutations: they change every prompt, so no prefix "
+            "is reused, and some lengthen the context a lot).",
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     out: Annotated[
         Path, typer.Option(callback=output_dir, help="Pool directory (pool.json, patches, report, runs).")
@@ -91,6 +99,7 @@ def evolve_command(
         max_regressions=max_regressions,
         lam=lam,
         min_new=min_new,
+        config_mutations=not no_config_mutations,
         seed=seed,
         out=str(out),
         concurrency=concurrency,

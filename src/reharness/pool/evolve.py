@@ -69,6 +69,9 @@ class EvolveConfig(BaseModel):
     out: str = "pool"
     concurrency: int = Field(16, gt=0, le=256)
     prefix_reuse: bool = True
+    config_mutations: bool = Field(
+        True, description="Also propose harness-config mutations along each direction (not only patches)."
+    )
 
     @classmethod
     def build(cls, **values: Any) -> EvolveConfig:
@@ -177,7 +180,10 @@ class Evolution:
                     )
                 )
             await engineer.close()
-        for delta in config_mutations(direction, parent.config(self.h0)):
+        mutations = (
+            config_mutations(direction, parent.config(self.h0)) if self.config.config_mutations else []
+        )
+        for delta in mutations:
             merged = dict(parent.delta) | delta
             if merged == parent.delta:
                 continue

@@ -86,7 +86,7 @@ def test_pool_commands_refuse_bad_input(tmp_path: Path) -> None:
     file = tmp_path / "f"
     file.write_text("x")
     code, _, err = _cli("pool", "evolve", "--env", "household", "--agent", "solver", "--out", str(file))
-    assert code == 2 and "is a file" in err
+    assert code == 2 and "not a directory" in " ".join(err.split())
     code, _, err = _cli("pool", "evolve", "--env", "household", "--agent", "solver", "--size", "0")
     assert code == 2 and "size" in err
 

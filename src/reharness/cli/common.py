@@ -21,7 +21,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -174,3 +174,21 @@ def run_dir(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) 
         if not (value / "run.json").is_file():
             raise typer.BadParameter(f"{value} is not a run directory (no run.json). {fix}")
     return value
+
+
+#: ``--retry-errors`` of the commands that resume runs (``run``, ``improve``).
+RetryErrors = Annotated[
+    bool,
+    typer.Option(
+        "--retry-errors",
+        help="On resume, run again the episodes that ended in an infrastructure error "
+        "(model server or environment failed).",
+    ),
+]
+#: The run-directory argument of ``show`` and ``packet``.
+RunDir = Annotated[
+    Path,
+    typer.Argument(
+        callback=run_dir, metavar="RUN_DIR", help="A run directory (OUT/RUN_ID) written by `reharness run`."
+    ),
+]

@@ -8,56 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, output_dir, stderr, stdout
+from reharness.cli.common import RetryErrors, friendly_errors, output_dir, stderr, stdout
+from reharness.cli.progress import RichEvents, batch_progress
 
 DEMO_AGENT = "tiny:household-S"
 
 
-def _progress(transient: bool) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=transient,
-    )
-
-
 def _run_improve(as_json: bool, **options: Any) -> Any:
-    from reharness.engineer.improve import Events, ImproveConfig, improve
+    from reharness.engineer.improve import ImproveConfig, improve
 
     config = ImproveConfig.build(**options)
-    progress = _progress(transient=as_json)
-
-    class RichEvents(Events):
-        def __init__(self) -> None:
-            self.bars: dict[str, TaskID] = {}
-
-        def stage(self, text: str) -> None:
-            progress.console.print(f"[dim]·[/dim] {text}", highlight=False)
-
-        def batch(self, label: str, total: int) -> Callable[[Any], None]:
-            bar = progress.add_task(label, total=total)
-            self.bars[label] = bar
-            return lambda record: progress.advance(bar)
-
-        def batch_done(self, label: str) -> None:
-            bar = self.bars.pop(label, None)
-            if bar is not None:
-                total = progress.tasks[[t.id for t in progress.tasks].index(bar)].total
-                progress.update(bar, completed=total)
-
+    progress = batch_progress(transient=as_json)
     with progress:
-        return asyncio.run(improve(config, events=RichEvents(), notify=stderr.print))
+        return asyncio.run(improve(config, events=RichEvents(progress), notify=stderr.print))
 
 
 def _print_summary(result: Any) -> None:
@@ -119,14 +88,7 @@ def improve(
     no_prefix_reuse: Annotated[
         bool, typer.Option("--no-prefix-reuse", help="Call the model for every step of patched reruns.")
     ] = False,
-    retry_errors: Annotated[
-        bool,
-        typer.Option(
-            "--retry-errors",
-            help="On resume, run again the episodes that ended in an infrastructure error "
-            "(model server or environment failed).",
-        ),
-    ] = False,
+    retry_errors: RetryErrors = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Improve a frozen agent's harness: failures → engineer's patches → paired reruns → accept the best

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from reharness.cli.common import friendly_errors, run_dir
+from reharness.cli.common import RunDir, friendly_errors
 from reharness.failures.packets import STRATEGIES, extract_packet
 from reharness.failures.render import render_packet
 from reharness.store.run_store import open_run_dir
@@ -15,14 +14,7 @@ from reharness.store.run_store import open_run_dir
 
 @friendly_errors
 def packet(
-    run: Annotated[
-        Path,
-        typer.Argument(
-            callback=run_dir,
-            metavar="RUN_DIR",
-            help="A run directory (OUT/RUN_ID) written by `reharness run`.",
-        ),
-    ],
+    run: RunDir,
     max_traces: Annotated[int, typer.Option(min=1, help="Most failed episodes to include.")] = 20,
     strategy: Annotated[
         str, typer.Option(help=f"Which failures to show first: {' or '.join(STRATEGIES)}.")

@@ -41,4 +41,4 @@ class RichEvents(Events):
         bar = self.bars.pop(label, None)
         if bar is not None:
             task = next(t for t in self.progress.tasks if t.id == bar)
-            self.progress.update(bar, completed=task.total, visible=False)
+            self.progress.update(bar, completed=task.total)

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from reharness.cli.common import (
     Isolation,
+    RetryErrors,
     build_options,
     friendly_errors,
     input_file,
@@ -115,14 +116,7 @@ def run(
         Path, typer.Option(callback=output_dir, help="Root directory of runs (the run goes in OUT/RUN_ID).")
     ] = Path("runs"),
     overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
-    retry_errors: Annotated[
-        bool,
-        typer.Option(
-            "--retry-errors",
-            help="On resume, run again the episodes that ended in an infrastructure error "
-            "(model server or environment failed).",
-        ),
-    ] = False,
+    retry_errors: RetryErrors = False,
     pool: Annotated[
         Path | None,
         typer.Option(help="Sibling pool (made by `pool evolve`): route each task to one harness."),

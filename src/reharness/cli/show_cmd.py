@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from reharness.cli.common import friendly_errors, output_dir, run_dir, stdout
+from reharness.cli.common import RunDir, friendly_errors, output_dir, run_dir, stdout
 from reharness.failures.detectors import detect
 from reharness.store.parquet import export_parquet
 from reharness.store.records import infrastructure_error
@@ -18,14 +18,7 @@ from reharness.store.run_store import open_run_dir
 
 @friendly_errors
 def show(
-    run: Annotated[
-        Path,
-        typer.Argument(
-            callback=run_dir,
-            metavar="RUN_DIR",
-            help="A run directory (OUT/RUN_ID) written by `reharness run`.",
-        ),
-    ],
+    run: RunDir,
     episodes: Annotated[int, typer.Option(min=0, help="Also list the first N episodes.")] = 0,
 ) -> None:
     """Print a summary table of a run: success, score and steps by task type, terminations, flags and

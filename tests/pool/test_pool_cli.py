@@ -123,12 +123,13 @@ def test_run_routed_by_rank1_matches_pool_eval(pool_dir: Path, tmp_path: Path) -
     [
         (["--route", "rank1"], "--route needs --pool"),
         (["--pool", "POOL", "--route", "best"], "rank1 or oracle"),
-        (["--pool", "POOL", "--patch", "x.json"], "cannot be combined"),
+        (["--pool", "POOL", "--patch", "SNAP"], "cannot be combined"),
         (["--pool", "POOL", "--env", "shop"], "is for env 'household'"),
     ],
 )
 def test_run_pool_options_are_checked(pool_dir: Path, tmp_path: Path, extra: list[str], needle: str) -> None:
-    extra = [str(pool_dir) if x == "POOL" else x for x in extra]
+    snap = Path(__file__).resolve().parents[2] / "examples" / "patches" / "household_snap_to_admissible.yaml"
+    extra = [str(pool_dir) if x == "POOL" else str(snap) if x == "SNAP" else x for x in extra]
     env = [] if "--env" in extra else ["--env", "household"]
     code, _, err = _cli("run", *env, "--agent", "solver", "--n", "2", "--out", str(tmp_path), *extra)
     assert code == 2 and needle in err, err

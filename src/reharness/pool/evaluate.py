@@ -58,6 +58,16 @@ class OracleRow(BaseModel):
     rollouts: int
 
 
+class ClusterRow(BaseModel):
+    """One failure cluster of H0 on the evaluated tasks: its size and who rescues how much of it."""
+
+    cluster: str
+    h0_failures: int
+    by_sibling: dict[str, int] = Field(default_factory=dict, description="Sibling name → tasks rescued.")
+    oracle: int = Field(0, description="Tasks of the cluster some sibling solves.")
+    rank1: int = Field(0, description="Tasks of the cluster the Rank-1 routed run solves.")
+
+
 class PoolEvaluation(BaseModel):
     env: str
     policy: str
@@ -69,6 +79,7 @@ class PoolEvaluation(BaseModel):
     best_single: HarnessRow | None
     rank1: RoutedRow
     oracle: OracleRow
+    clusters: list[ClusterRow] = Field(default_factory=list, description="Per failure cluster of H0.")
 
 
 def _row(
@@ -135,6 +146,7 @@ async def evaluate_pool(
         rollouts=len(h0) * (len(pool.siblings) + 1),
     )
     await router.close()
+    clusters = _clusters(pool, h0, siblings, routed)
     return PoolEvaluation(
         env=pool.env,
         policy=spec.agent,
@@ -146,4 +158,32 @@ async def evaluate_pool(
         best_single=best,
         rank1=rank1,
         oracle=oracle,
+        clusters=clusters,
     )
+
+
+def _clusters(
+    pool: Pool,
+    h0: list[EpisodeRecord],
+    siblings: dict[str, list[EpisodeRecord]],
+    routed: list[EpisodeRecord],
+) -> list[ClusterRow]:
+    """The coverage table on the evaluated tasks: one row per direction (the pool's, then the other built-in
+    ones, so a held-out direction's cluster is reported too) and one for "any failure"."""
+    from reharness.pool.directions import builtin_directions
+
+    names = [d.name for d in pool.directions]
+    directions = list(pool.directions) + [d for d in builtin_directions() if d.name not in names]
+    rows = []
+    for name, member in [(d.name, d.covers) for d in directions] + [("any failure", lambda codes: True)]:
+        idx = [i for i, r in enumerate(h0) if not r.success and member(r.failure_codes)]
+        rows.append(
+            ClusterRow(
+                cluster=name,
+                h0_failures=len(idx),
+                by_sibling={s.name: sum(siblings[s.id][i].success for i in idx) for s in pool.siblings},
+                oracle=sum(any(siblings[s.id][i].success for s in pool.siblings) for i in idx),
+                rank1=sum(routed[i].success for i in idx),
+            )
+        )
+    return rows

@@ -61,6 +61,14 @@ def test_eval_rank1_routes_the_garbled_task_types_to_the_sibling(pool_dir: Path)
     assert rank1["success"] == result["oracle"]["success"] == 1.0 and rank1["broken"] == 0
     assert rank1["routing"]["H0"] > 0  # the solved types stay in H0
     assert result["oracle"]["coverage"] == 1.0 and result["oracle"]["rollouts"] == 32
+    clusters = {c["cluster"]: c for c in result["clusters"]}
+    assert clusters["any failure"]["h0_failures"] == result["oracle"]["h0_failures"]
+    assert (
+        clusters["any failure"]["oracle"]
+        == clusters["action_validity"]["oracle"]
+        == result["oracle"]["covered"]
+    )
+    assert clusters["goal_tracking"]["h0_failures"] == 0  # listed although the pool was not evolved along it
     assert (pool_dir / "eval" / "test-n16-seed0-validation.json").is_file()
     code, text, _ = _cli(
         "pool", "eval", str(pool_dir), "--agent", "typo-solver", "--split", "test", "--n", "16"

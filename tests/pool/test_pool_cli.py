@@ -142,3 +142,21 @@ def test_run_pool_options_are_checked(pool_dir: Path, tmp_path: Path, extra: lis
     code, _, err = _cli("run", *env, "--agent", "solver", "--n", "2", "--out", str(tmp_path), *extra)
     assert code == 2 and needle in err, err
     assert not list(tmp_path.glob("*/episodes.jsonl"))
+
+
+def test_an_empty_pool_evaluates_as_h0(tmp_path: Path) -> None:
+    SCRIPTED_AGENTS["typo-solver"] = TypoSolver
+    out = tmp_path / "empty"
+    code, stdout, stderr = _cli(
+        "pool", "evolve", "--env", "household", "--agent", "typo-solver", "--directions", "loop_recovery",
+        "--batch-size", "8", "--valid-n", "8", "--generations", "1", "--k", "1", "--out", str(out), "--json",
+    )  # fmt: skip
+    assert code == 0 and json.loads(stdout)["siblings"] == [], stdout + stderr
+    code, stdout, stderr = _cli("pool", "eval", str(out), "--agent", "typo-solver", "--n", "8", "--json")
+    assert code == 0, stdout + stderr
+    result = json.loads(stdout)
+    assert [r["harness"] for r in result["rows"]] == ["H0"] and result["best_single"] is None
+    assert result["rank1"]["success"] == result["rows"][0]["success"] and result["rank1"]["routing"] == {
+        "H0": 8
+    }
+    assert result["oracle"]["covered"] == 0

@@ -215,7 +215,7 @@ def eval_command(
         )
     pool = load_pool(pool_dir)
     check_specs([pool.env], agents=[agent])
-    profile = load_profile(pool)
+    profile = load_profile(pool) if pool.siblings else None  # an empty pool: H0 is the whole table
     spec = _pool_spec(pool, agent, split, n, seed, concurrency)
     policy = make_agent(agent, notify=stderr.print)
     progress = batch_progress(transient=as_json)

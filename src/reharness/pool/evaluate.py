@@ -112,7 +112,7 @@ async def rank1_choices(router: Router, records: list[EpisodeRecord]) -> list[st
 
 async def evaluate_pool(
     pool: Pool,
-    profile: Profile,
+    profile: Profile | None,
     agent: Agent,
     spec: RunSpec,
     runs: str | Path,
@@ -125,8 +125,10 @@ async def evaluate_pool(
     for s in pool.siblings:
         rows.append(_row(s.name, s.id, s.direction, h0, siblings[s.id], spec.seed))
     best = max(rows[1:], key=lambda r: r.success, default=None)
-    router = Router(pool, profile, strategy=route)
-    choices = await rank1_choices(router, h0)
+    choices: list[str | None] = [None] * len(h0)  # an empty pool routes every task to H0
+    router = Router(pool, profile, strategy=route) if pool.siblings and profile is not None else None
+    if router is not None:
+        choices = await rank1_choices(router, h0)
     routed = [siblings[c][i] if c is not None else h0[i] for i, c in enumerate(choices)]
     base = _row("rank1", "rank1", "-", h0, routed, spec.seed)
     routing: dict[str, int] = {}
@@ -145,7 +147,8 @@ async def evaluate_pool(
         covered=len(covered),
         rollouts=len(h0) * (len(pool.siblings) + 1),
     )
-    await router.close()
+    if router is not None:
+        await router.close()
     clusters = _clusters(pool, h0, siblings, routed)
     return PoolEvaluation(
         env=pool.env,

@@ -123,6 +123,8 @@ class ChatServer:
                     return
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
             return
+        except asyncio.CancelledError:  # the server is stopping: close quietly (asyncio would log the cancel)
+            return
         finally:
             self._handlers.discard(task)
             writer.close()

@@ -187,17 +187,8 @@ class Evaluator:
         return self.agents[env]
 
     async def run(self) -> list[dict[str, Any]]:
-        self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / EVAL_FILE
-        done: dict[str, dict[str, Any]] = {}
-        if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    break
-                done[record["key"]] = record
-        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in done.values()), "utf-8")
+        done = load_records(path)
         try:
             for env in self.config.envs:
                 for index in range(self.config.test_batches):
@@ -317,3 +308,19 @@ def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1R
             )
     average = {m: round(sum(r.success for r in rows if r.method == m) / len(config.envs), 6) for m in METHODS}
     return rows, average
+
+
+def load_records(path: Path) -> dict[str, dict[str, Any]]:
+    """The finished records of a resumable JSONL file, by ``key``; a torn last line (an interrupted write)
+    ends the read and is dropped from the file, which is rewritten with the records kept."""
+    done: dict[str, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            done[record["key"]] = record
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in done.values()), "utf-8")
+    return done

@@ -22,26 +22,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reharness.experiments.r1_stages import Evaluator, R1Config, R1Row, aggregate
+from reharness.experiments.r1_stages import Evaluator, R1Config, R1Row, aggregate, load_records
 
 if TYPE_CHECKING:
     from reharness.runtime.agents import Agent
 
 STUDY_METHODS: tuple[str, ...] = ("operators", "sft", "grpo")
-
-
-def _load(path: Path) -> dict[str, dict[str, Any]]:
-    done: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            done[record["key"]] = record
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in done.values()), "utf-8")
-    return done
 
 
 def _append(path: Path, record: dict[str, Any]) -> None:
@@ -67,7 +53,7 @@ async def _generalisation(
 ) -> list[dict[str, Any]]:
     from reharness.engineer.paired import evaluate_patch
 
-    done = _load(path)
+    done = load_records(path)
     try:
         for env in ev.config.envs:
             for s in range(seeds):
@@ -131,7 +117,7 @@ async def _ablation(ev: Evaluator, records: list[dict[str, Any]], path: Path) ->
     from reharness.engineer.paired import evaluate_patch
     from reharness.patches.model import Patch
 
-    done = _load(path)
+    done = load_records(path)
     try:
         for record in records:
             if record["method"] != "grpo" or not record.get("patch"):

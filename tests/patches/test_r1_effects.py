@@ -327,5 +327,7 @@ def test_a_repeated_hook_runs_every_block_in_order_each_in_its_own_namespace() -
             {"type": "add_code_hook", "hook": "on_post_step", "code": "import re\n" + first},
         ],
     )
-    lines = [e.line for e in validate_patch(Patch.from_dict(bad))]
-    assert lines and min(lines) > first.count("\n")  # positions point into the joined hook source
+    checked = Patch.from_dict(bad)
+    errors = validate_patch(checked)
+    joined = checked.hooks["after_feedback"].splitlines()
+    assert errors and all(joined[e.line - 1].strip() == "import re" for e in errors)  # the joined source's line

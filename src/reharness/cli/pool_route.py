@@ -25,8 +25,8 @@ def check_pool_options(pool: Path | None, route: str | None, harness: Path | Non
         )
 
 
-async def build_route(pool_dir: Path, route: str, spec: Any, policy: Any, out: Path) -> tuple[Any, Any, int]:
-    """(the route, the pool's H0 config, rollouts it spends) for a routed run of ``spec``."""
+async def build_route(pool_dir: Path, route: str, spec: Any, policy: Any, out: Path) -> Any:
+    """The per-task harness route of a routed run of ``spec`` (its ``pool`` holds H0)."""
     from reharness.pool.measure import run_pool
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import load_profile
@@ -41,10 +41,5 @@ async def build_route(pool_dir: Path, route: str, spec: Any, policy: Any, out: P
     workers = min(8, spec.concurrency)
     if route == "oracle":
         h0, siblings = await run_pool(pool, policy, spec, out / "oracle-runs")
-        return (
-            OracleRoute(pool, oracle_choices(pool, h0, siblings), max_workers=workers),
-            pool.h0,
-            (len(h0) * (len(pool.siblings) + 1)),
-        )
-    profile = load_profile(pool)
-    return Rank1Route(pool, profile, max_workers=workers), pool.h0, -1
+        return OracleRoute(pool, oracle_choices(pool, h0, siblings), max_workers=workers)
+    return Rank1Route(pool, load_profile(pool), max_workers=workers)

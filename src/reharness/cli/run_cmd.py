@@ -183,9 +183,8 @@ def run(
             try:
                 base, chosen = Harness(config, overlays), None
                 if pool is not None:
-                    chosen, h0, rollouts = await build_route(pool, route or "rank1", spec, policy, out)
-                    base = Harness(h0)
-                    routing["rollouts"] = rollouts
+                    chosen = await build_route(pool, route or "rank1", spec, policy, out)
+                    base = Harness(chosen.pool.h0)
                 result = await run_batch(
                     spec,
                     policy,
@@ -200,8 +199,7 @@ def run(
                 )
                 if chosen is not None:
                     routing["routing"] = chosen.routing(result.episodes)
-                    if routing["rollouts"] < 0:
-                        routing["rollouts"] = len(result.episodes)
+                    routing["rollouts"] = chosen.rollouts_per_task * len(result.episodes)
                 return result
             finally:
                 await policy.close()  # HTTP pools, model worker threads

@@ -78,24 +78,25 @@ def validate_patch(
 
 def _validate_r1(patch: Patch, limits: ValidationLimits) -> list[PatchValidationError]:
     from reharness.patches.r1.validate import check_r1_description, check_r1_hook
-    from reharness.patches.sandbox.r1_dialect import split_blocks
+    from reharness.patches.sandbox.r1_dialect import BLOCK_SEPARATOR, split_blocks
 
     if not patch.hooks:
         return [PatchValidationError("empty_patch", "Harness-R1 needs at least one hook", line=0, col=0)]
     errors = check_r1_description(patch.description)
     for point, code in patch.hooks.items():
-        offset = 0
-        for block in split_blocks(code):  # a repeated hook: each block is compiled on its own upstream
+        start = 0
+        for raw, block in zip(code.split(BLOCK_SEPARATOR), split_blocks(code), strict=True):
+            # a repeated hook: each block is compiled on its own upstream; its error lines are shifted to
+            # where the block stands in the joined source (after any blank lines split_blocks dropped)
+            offset = code[:start].count("\n") + (len(raw) - len(raw.lstrip("\n")))
             for error in check_r1_hook(block, hook=point, benchmark=patch.env):
-                errors.append(error if not offset else _shifted(error, offset))
-            offset += block.count("\n") + 2  # the block and the separator line
+                errors.append(
+                    PatchValidationError(
+                        error.rule, error.message, line=error.line + offset, col=error.col, hook=error.hook
+                    )
+                )
+            start += len(raw) + len(BLOCK_SEPARATOR)
     return errors[: limits.max_errors]
-
-
-def _shifted(error: PatchValidationError, lines: int) -> PatchValidationError:
-    return PatchValidationError(
-        error.rule, error.message, line=error.line + lines, col=error.col, hook=error.hook
-    )
 
 
 def check_patch(

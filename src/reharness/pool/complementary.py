@@ -13,25 +13,27 @@ from collections.abc import Sequence
 from reharness.pool.lineage import ValidMeasure
 
 
-def _gain(m: ValidMeasure, covered: frozenset[str], order: Sequence[ValidMeasure]) -> tuple[int, int, int]:
-    return (len(set(m.rescued) - covered), -len(m.broken), -list(order).index(m))
-
-
 def complementary(measured: Sequence[ValidMeasure], size: int, min_new: int) -> list[ValidMeasure]:
     """Greedy coverage: admit the finalist adding the most new rescues (ties: fewer broken, earlier)."""
     admitted: list[ValidMeasure] = []
     covered: set[str] = set()
-    left = list(measured)
+    left = list(enumerate(measured))  # (evolution order, finalist)
     seen_content: set[tuple[str, ...]] = set()
     while left and len(admitted) < size:
-        best = max(left, key=lambda m: _gain(m, frozenset(covered), measured))
+        best = max(
+            left, key=lambda item: (len(set(item[1].rescued) - covered), -len(item[1].broken), -item[0])
+        )
         left.remove(best)
-        if len(set(best.rescued) - covered) < min_new:
+        finalist = best[1]
+        if len(set(finalist.rescued) - covered) < min_new:
             break
-        key = (json.dumps(best.lineage.delta, sort_keys=True), *(p.identity for p in best.lineage.patches))
+        key = (
+            json.dumps(finalist.lineage.delta, sort_keys=True),
+            *(p.identity for p in finalist.lineage.patches),
+        )
         if key in seen_content:
             continue
         seen_content.add(key)
-        admitted.append(best)
-        covered |= set(best.rescued)
+        admitted.append(finalist)
+        covered |= set(finalist.rescued)
     return admitted

@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from reharness.engineer.improve import Events
-from reharness.engineer.paired import bootstrap_ci
+from reharness.engineer.paired import compare
 from reharness.pool.measure import run_pool
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile
@@ -85,19 +85,18 @@ class PoolEvaluation(BaseModel):
 def _row(
     name: str, hid: str, direction: str, h0: list[EpisodeRecord], other: list[EpisodeRecord], seed: int
 ) -> HarnessRow:
-    diffs = [float(o.success) - float(b.success) for b, o in zip(h0, other, strict=True)]
-    low, high = bootstrap_ci(diffs, seed=seed)
-    n = max(1, len(h0))
+    """``other`` against H0 on the same tasks and seeds: the paired comparison of :func:`compare`."""
+    paired = compare(hid, h0, other, ci_seed=seed)
     return HarnessRow(
         harness=name,
         id=hid,
         direction=direction,
-        success=round(sum(o.success for o in other) / n, 6),
-        delta=round(sum(diffs) / n, 6),
-        ci_low=low,
-        ci_high=high,
-        rescued=sum(1 for b, o in zip(h0, other, strict=True) if o.success and not b.success),
-        broken=sum(1 for b, o in zip(h0, other, strict=True) if b.success and not o.success),
+        success=paired.patched_success,
+        delta=paired.success_delta,
+        ci_low=paired.success_ci_low,
+        ci_high=paired.success_ci_high,
+        rescued=len(paired.rescued),
+        broken=len(paired.broken),
     )
 
 

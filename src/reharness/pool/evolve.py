@@ -32,12 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reharness.core.errors import options_error
 from reharness.core.hashing import derive_seed
-from reharness.engineer.baseline import Baseline, Target, get_baseline, run_measured
+from reharness.engineer.baseline import Baseline, Target, get_baseline
 from reharness.engineer.improve import Events
 from reharness.engineer.paired import compare
 from reharness.pool.complementary import complementary
 from reharness.pool.directions import Direction, load_directions, select_directions
 from reharness.pool.lineage import EvolveResult, Lineage, ValidMeasure
+from reharness.pool.measure import run_paired
 from reharness.pool.mutations import config_mutations
 from reharness.pool.pool import Pool
 from reharness.pool.sibling import Provenance, Sibling
@@ -132,17 +133,9 @@ class Evolution:
         harness = Target(lineage.config(self.h0), lineage.patches).harness(
             max_workers=min(8, self.config.concurrency)
         )
-        bar = self.events.batch(label, len(base.episodes))
-        result, _, _ = await run_measured(
-            base.spec,
-            self.agent,
-            harness,
-            self.runs / "siblings",
-            replay=base.episodes if self.config.prefix_reuse else None,
-            on_episode=bar,
+        return await run_paired(
+            harness, base, self.agent, self.runs, label, self.events, prefix_reuse=self.config.prefix_reuse
         )
-        self.events.batch_done(label)
-        return result.episodes
 
     async def proposals(
         self, direction: Direction, parent: Lineage, cluster: list[EpisodeRecord], generation: int
@@ -179,7 +172,6 @@ class Evolution:
                         parent=parent.cid,
                     )
                 )
-            await engineer.close()
         mutations = (
             config_mutations(direction, parent.config(self.h0)) if self.config.config_mutations else []
         )
@@ -362,19 +354,27 @@ async def evolve(
 
     env = resolve_env_name(config.env).name
     config = config.model_copy(update={"env": env})
-    if config.engineer != "operators":
-        make_engineer(config.engineer)  # a bad spec fails before any episode runs
+    # a model engineer is built (and its model loaded) once for the whole evolve; the packet's instructions
+    # constrain it to each direction. The operators engineer is constrained by its operator set instead.
+    shared = None if config.engineer == "operators" else make_engineer(config.engineer)
 
     def engineer_for(direction: Direction) -> Any:
-        if config.engineer == "operators":
-            ops = [get_operator(n) for n in direction.operators if get_operator(n).applies_to(env)]
-            return OperatorEngineer(ops) if ops else None
-        return make_engineer(config.engineer)
+        if shared is not None:
+            return shared
+        ops = [get_operator(n) for n in direction.operators if get_operator(n).applies_to(env)]
+        return OperatorEngineer(ops) if ops else None
 
     own = agent is None
-    policy = agent if agent is not None else make_agent(config.agent, notify=notify)
+    try:
+        policy = agent if agent is not None else make_agent(config.agent, notify=notify)
+    except BaseException:
+        if shared is not None:
+            await shared.close()
+        raise
     try:
         return await Evolution(config, policy, engineer_for, events or Events()).run()
     finally:
         if own:
             await policy.close()
+        if shared is not None:
+            await shared.close()

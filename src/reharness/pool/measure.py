@@ -10,13 +10,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reharness.engineer.baseline import Target, get_baseline, run_measured
+from reharness.engineer.baseline import Baseline, Target, get_baseline, run_measured
 from reharness.engineer.improve import Events
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile, measure_profile
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec
+from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord
+
+
+async def run_paired(
+    harness: Harness,
+    base: Baseline,
+    agent: Agent,
+    runs: str | Path,
+    label: str,
+    events: Events,
+    *,
+    prefix_reuse: bool = True,
+) -> list[EpisodeRecord]:
+    """``harness`` on exactly ``base``'s tasks and seeds (stored under ``runs/siblings``, reusing H0's
+    prefix): the one way evolve, reanchor and eval run a candidate or sibling."""
+    result, _, _ = await run_measured(
+        base.spec,
+        agent,
+        harness,
+        Path(runs) / "siblings",
+        replay=base.episodes if prefix_reuse else None,
+        on_episode=events.batch(label, len(base.episodes)),
+    )
+    events.batch_done(label)
+    return result.episodes
 
 
 async def run_pool(
@@ -35,17 +60,9 @@ async def run_pool(
     events.batch_done(label)
     out: dict[str, list[EpisodeRecord]] = {}
     for sibling in pool.siblings:
+        harness = sibling.harness(max_workers=min(8, spec.concurrency))
         label = f"{sibling.name} {spec.split}"
-        result, _, _ = await run_measured(
-            spec,
-            agent,
-            sibling.harness(max_workers=min(8, spec.concurrency)),
-            Path(runs) / "siblings",
-            replay=h0.episodes if prefix_reuse else None,
-            on_episode=events.batch(label, len(h0.episodes)),
-        )
-        events.batch_done(label)
-        out[sibling.id] = result.episodes
+        out[sibling.id] = await run_paired(harness, h0, agent, runs, label, events, prefix_reuse=prefix_reuse)
     return h0.episodes, out
 
 

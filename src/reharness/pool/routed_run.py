@@ -25,7 +25,11 @@ H0 = "H0"
 
 
 class PoolRoute:
-    """A per-task choice among H0 and the pool's siblings (``choice(task, index)`` → sibling id or None)."""
+    """A per-task choice among H0 and the pool's siblings (``choice(task, index)`` → sibling id or None).
+
+    ``rollouts_per_task``: the episodes the route spends per task (Rank-1: the task runs once)."""
+
+    rollouts_per_task = 1
 
     def __init__(self, pool: Pool, identity: str, max_workers: int = 8) -> None:
         self.pool = pool
@@ -77,6 +81,7 @@ class OracleRoute(PoolRoute):
     def __init__(self, pool: Pool, solved: dict[int, str | None], **kw: Any) -> None:
         super().__init__(pool, stable_hash({"oracle": pool_hash(pool)}), **kw)
         self.solved = solved
+        self.rollouts_per_task = len(pool.siblings) + 1  # H0 and every sibling ran each task
 
     async def choice(self, task: Any, index: int) -> str | None:
         return self.solved.get(index)

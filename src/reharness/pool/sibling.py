@@ -88,14 +88,10 @@ class Sibling:
                     f"sibling {name!r}: patch {patch.identity} is for env {patch.env!r}, H0 is {base.env!r}",
                     hint="evolve siblings from patches of the pool's environment",
                 )
-
-    @property
-    def h0_identity(self) -> str:
-        return Harness(self.base).identity
-
-    @property
-    def id(self) -> str:
-        return sibling_id(self.h0_identity, self.delta, self.patches)
+        # a sibling never changes after construction, so its hashes are computed once (routers and pool
+        # documents read them per decision)
+        self.h0_identity = Harness(base).identity
+        self.id = sibling_id(self.h0_identity, self.delta, self.patches)
 
     def harness(self, isolation: str = "standard", max_workers: int = 8) -> Harness:
         """The sibling as an ordinary harness: the delta-applied config, one sandboxed overlay per patch."""

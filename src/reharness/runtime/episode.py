@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,15 +76,21 @@ class EpisodeRunner:
     async def _call_hooks(
         self,
         point: str,
-        ctx: Any,
+        make_ctx: Callable[[], Any],
         notebooks: list[dict[str, Any]],
         r1: R1Call | None = None,
         native: bool = True,
     ) -> _HookResults:
         """Run ``point`` of every overlay in order; ``r1`` gives r1-dialect overlays their official ctx
-        (``None``: the official runtime does not fire this hook here, so r1 overlays are skipped)."""
+        (``None``: the official runtime does not fire this hook here, so r1 overlays are skipped).
+
+        Each view is built only when an overlay needs it: ``make_ctx()`` (reharness's ctx) on the first
+        native overlay, the official ctx once per proposed action for the r1 overlays."""
         results = _HookResults()
         current: str | None = r1.proposal.final if r1 is not None and r1.proposal is not None else None
+        ctx: Any = None
+        rewritten: str | None = None
+        official: dict[str | None, dict[str, Any]] = {}
         for overlay, nb in zip(self.harness.overlays, notebooks, strict=True):
             if point not in overlay.points:
                 continue
@@ -93,7 +100,11 @@ class EpisodeRunner:
             data: dict[str, Any] = {}
             if is_r1:
                 assert r1 is not None
-                data = r1.ctx(current)
+                if current not in official:
+                    official[current] = r1.ctx(current)
+                data = official[current]
+            elif ctx is None:
+                ctx = make_ctx() if rewritten is None else _with_action(make_ctx(), rewritten)
             outcome = await overlay.call(point, ReadOnlyView(data) if is_r1 else ctx, nb)
             if outcome.nb is not nb:
                 nb.clear()
@@ -134,7 +145,8 @@ class EpisodeRunner:
                 if point == "before_action" and effect.kind in ("rewrite", "force", "block"):
                     if effect.kind == "block":
                         return results
-                    ctx = _with_action(ctx, effect.action or "")
+                    rewritten = effect.action or ""
+                    ctx = None if ctx is None else _with_action(ctx, rewritten)
                     current = effect.action
         return results
 
@@ -225,7 +237,7 @@ class EpisodeRunner:
             return ReadOnlyView(data if proposed is None else data | {"action": proposed})
 
         init = (
-            await self._call_hooks("on_init", ctx_now(), notebooks, r1call("on_init", 0))
+            await self._call_hooks("on_init", ctx_now, notebooks, r1call("on_init", 0))
             if self.harness.overlays
             else _HookResults()
         )
@@ -250,7 +262,7 @@ class EpisodeRunner:
             else:
                 if self.harness.overlays:
                     pre = await self._call_hooks(
-                        "before_decision", ctx_now(), notebooks, r1call("before_decision", decision)
+                        "before_decision", ctx_now, notebooks, r1call("before_decision", decision)
                     )
                     step.hook_errors.extend(pre.errors)
                     for effect in pre.effects:
@@ -311,15 +323,18 @@ class EpisodeRunner:
                     step.flags.append("forced")
                 agent = Proposal.of(parsed.action, tool_call, action)
                 if self.harness.overlays:
-                    proposed = {
-                        "text": action,
-                        "raw": response.text[:2000],
-                        "tool": tool_call.name if tool_call else None,
-                    }
-                    proposed.update(getattr(env, "action_fields", lambda a: {})(action))
+                    tool_name = tool_call.name if tool_call else None
+
+                    def proposed_ctx(
+                        action: str = action, raw: str = response.text[:2000], tool: str | None = tool_name
+                    ) -> ReadOnlyView:
+                        proposed = {"text": action, "raw": raw, "tool": tool}
+                        proposed.update(getattr(env, "action_fields", lambda a: {})(action))
+                        return ctx_now(proposed)
+
                     pre_act = await self._call_hooks(
                         "before_action",
-                        ctx_now(proposed),
+                        proposed_ctx,
                         notebooks,
                         r1call("before_action", decision, agent),
                     )
@@ -376,7 +391,7 @@ class EpisodeRunner:
                 executed = (agent or Proposal(action, action)).scheduled(action)
                 post = await self._call_hooks(
                     "after_feedback",
-                    ctx_now(),
+                    ctx_now,
                     notebooks,
                     r1call("after_feedback", decision, executed),
                     native=not done,

@@ -22,6 +22,9 @@ def test_key_like_strings_bearer_tokens_and_url_passwords() -> None:
 
 
 def test_configured_and_environment_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reharness.core import secrets
+
+    monkeypatch.setattr(secrets, "_registered", set())  # the registered key must not leak into later tests
     monkeypatch.setenv("MY_SERVICE_API_KEY", "plain-value-0001")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_exampletoken")
     monkeypatch.setenv("TOKEN_PATH", "/home/me/token")  # a path to a token is not a secret

@@ -330,4 +330,6 @@ def test_a_repeated_hook_runs_every_block_in_order_each_in_its_own_namespace() -
     checked = Patch.from_dict(bad)
     errors = validate_patch(checked)
     joined = checked.hooks["after_feedback"].splitlines()
-    assert errors and all(joined[e.line - 1].strip() == "import re" for e in errors)  # the joined source's line
+    assert errors and all(
+        joined[e.line - 1].strip() == "import re" for e in errors
+    )  # the joined source's line

@@ -51,20 +51,16 @@ def load_patch_overlays(
     from reharness.patches.sandbox.supervisor import SandboxLimits
     from reharness.patches.validate import validate_patch
 
-    if isolation not in ("standard", "strict"):
-        raise ConfigError(f"--isolation must be standard or strict, not {isolation!r}")
-    overlays = []
+    overlays = []  # (--isolation is an Isolation choice, checked when the command line is read)
     for path in paths:
         patch = load_patch(path, dialect=dialect)
-        if patch.dialect == "r1" and env is not None and patch.env != env:
+        # a patch names the env it was written for; an r1 patch always needs one (its ctx is per benchmark)
+        if env is not None and patch.env != env and (patch.env is not None or patch.dialect == "r1"):
+            kind = "a Harness-R1 patch" if patch.dialect == "r1" else "a patch"
             raise ConfigError(
-                f"patch {path} is a Harness-R1 patch for {patch.env!r}; its ctx does not exist on {env!r}",
-                hint=f"run it with --env {patch.env}",
-            )
-        if env is not None and patch.env is not None and patch.env != env:
-            raise ConfigError(
-                f"--patch {path} is a patch for env {patch.env!r}, but the run is for {env!r}",
-                hint=f"use --env {patch.env}, or a patch for {env} (its env field {env!r} or absent)",
+                f"--patch {path} is {kind} for env {patch.env!r}, but the run is for {env!r}",
+                hint=f"use --env {patch.env}, or a patch for {env}"
+                + ("" if patch.dialect == "r1" else f" (its env field {env!r} or absent)"),
             )
         errors = validate_patch(patch)
         if errors:

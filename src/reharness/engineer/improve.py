@@ -178,6 +178,7 @@ class _Loop:
         round_dir = self.out / f"round-{r}"
         round_dir.mkdir(parents=True, exist_ok=True)
         _write_text(round_dir / "packet.json", packet.to_json() + "\n")
+        infra = base.result.infrastructure_errors()
         summary = RoundSummary(
             round=r,
             batch_seed=seed,
@@ -188,8 +189,8 @@ class _Loop:
             proposals=0,
             valid_proposals=0,
             baseline_model_calls=base.cost.model_calls,
-            policy_errors=base.result.infrastructure_errors()["policy"],
-            env_errors=base.result.infrastructure_errors()["env"],
+            policy_errors=infra["policy"],
+            env_errors=infra["env"],
         )
         self.result.rounds.append(summary)
         if packet.header.failures_found == 0:

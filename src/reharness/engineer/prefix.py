@@ -20,41 +20,19 @@ transient); prompt token ids are not recorded, so replayed replies carry none. A
 (``ChatResponse.replayed``, stored as ``PolicyOutput.replayed``), so a run's cost can be recounted from its
 stored episodes alone (:func:`reharness.engineer.baseline.stored_cost`).
 
-:class:`CallStats` counts real calls, replayed calls and tokens; a :class:`PrefixReuseAgent` without a
-baseline is a plain call counter (used for baselines, so their cost is measured the same way).
+A :class:`PrefixReuseAgent` without a baseline passes every request through (baselines run through it too,
+so that their episodes are recorded the same way).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.runtime.agents import Agent
 from reharness.runtime.context import context_digest, request_seed
 from reharness.store.records import EpisodeRecord, PolicyOutput
-
-
-@dataclass
-class CallStats:
-    """Model calls made and saved, and the tokens of the calls made (``None`` while never reported)."""
-
-    model_calls: int = 0
-    reused_calls: int = 0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-    def record(self, response: ChatResponse) -> None:
-        self.model_calls += 1
-        if response.prompt_token_ids is not None:
-            self.prompt_tokens = (self.prompt_tokens or 0) + len(response.prompt_token_ids)
-        if response.completion_token_ids is not None:
-            self.completion_tokens = (self.completion_tokens or 0) + len(response.completion_token_ids)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 ReplayKey = tuple[int, str]
 
@@ -86,10 +64,9 @@ def _response(output: PolicyOutput) -> ChatResponse:
 class _EpisodeReplay(Agent):
     """The per-episode policy: replays while requests match, then calls the real episode policy."""
 
-    def __init__(self, inner: Agent, table: dict[ReplayKey, PolicyOutput], stats: CallStats) -> None:
+    def __init__(self, inner: Agent, table: dict[ReplayKey, PolicyOutput]) -> None:
         self.inner = inner
         self.table = table
-        self.stats = stats
         self.policy_id = inner.policy_id
         self.diverged = not table
 
@@ -97,37 +74,30 @@ class _EpisodeReplay(Agent):
         if not self.diverged:
             output = self.table.get((request.seed, context_digest(request.messages)))
             if output is not None:
-                self.stats.reused_calls += 1
                 return _response(output)
             self.diverged = True  # first mismatch: the rest of the episode is new
-        response = await self.inner.complete(request)
-        self.stats.record(response)
-        return response
+        return await self.inner.complete(request)
 
 
 class PrefixReuseAgent(Agent):
-    """Wrap ``agent``: replay ``baseline``'s outputs for the unchanged prefix of each episode; count calls.
+    """Wrap ``agent``: replay ``baseline``'s outputs for the unchanged prefix of each episode (replayed
+    replies are marked, so costs are recounted from the stored episodes).
 
-    With ``baseline=None`` (or empty) nothing is replayed and the wrapper only counts calls and tokens. The
-    wrapper does not own ``agent``: :meth:`close` leaves it open.
+    With ``baseline=None`` (or empty) nothing is replayed. The wrapper does not own ``agent``: :meth:`close`
+    leaves it open.
     """
 
-    def __init__(
-        self, agent: Agent, baseline: Iterable[EpisodeRecord] | None = None, stats: CallStats | None = None
-    ) -> None:
+    def __init__(self, agent: Agent, baseline: Iterable[EpisodeRecord] | None = None) -> None:
         self.agent = agent
         self.policy_id = agent.policy_id
         self.table = replay_table(baseline) if baseline is not None else {}
-        self.stats = stats if stats is not None else CallStats()
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
-        return _EpisodeReplay(self.agent.start_episode(env, protocol), self.table, self.stats)
+        return _EpisodeReplay(self.agent.start_episode(env, protocol), self.table)
 
     def check_env(self, env: Any) -> None:
         self.agent.check_env(env)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Outside an episode there is no prefix to reuse: call the agent (and count the call)."""
-        response = await self.agent.complete(request)
-        self.stats.record(response)
-        return response
+        """Outside an episode there is no prefix to reuse: call the agent."""
+        return await self.agent.complete(request)

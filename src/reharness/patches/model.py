@@ -209,11 +209,6 @@ class Patch:
         """A copy with ``entries`` merged into ``metadata`` (the identity is unchanged)."""
         return Patch(dict(self.hooks), self.description, self.env, {**self.metadata, **entries}, self.dialect)
 
-    def with_dialect(self, dialect: str) -> Patch:
-        """The same code read in ``dialect`` (a different patch: the identity changes with the dialect)."""
-        return Patch(dict(self.hooks), self.description, self.env, dict(self.metadata), dialect)
-
-    # --- reharness-patch-v1 ---------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,

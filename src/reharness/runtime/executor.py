@@ -9,8 +9,9 @@ and a different seed gives different tasks.
 An episode that ended in an infrastructure error (:func:`reharness.store.records.infrastructure_error`: the
 model server or the environment failed, not the agent) counts as finished on resume, like any other;
 ``retry_errors=True`` runs those episodes again (the new record supersedes the old one in the store).
-Every record and the run metadata pass through :func:`reharness.core.secrets.redact_data` before they are
-stored, so a secret echoed by a server into an error message never reaches the run directory.
+Every record (its JSON line, serialised once and written as it is) and the run metadata are redacted
+(:mod:`reharness.core.secrets`) before they are stored, so a secret echoed by a server into an error message
+never reaches the run directory.
 """
 
 from __future__ import annotations
@@ -239,11 +240,11 @@ async def run_batch(
             envs.put_nowait(env)
         if annotate is not None:
             record.failure_codes = list(annotate(record))
-        record = _redacted(record)
+        record, line = _redacted(record)
         if group_commit:
-            await writer.append(record)
+            await writer.append(record, line)
         else:
-            store.append(record)
+            store.append(record, line)
         results[i] = record
         if on_episode:
             on_episode(record)
@@ -269,9 +270,10 @@ async def run_batch(
     return BatchResult(run_id=run_id, out=str(store.run_dir), episodes=episodes, retried=retried)
 
 
-def _redacted(record: EpisodeRecord) -> EpisodeRecord:
-    """``record`` with every secret redacted (see :mod:`reharness.core.secrets`); itself if it holds none."""
+def _redacted(record: EpisodeRecord) -> tuple[EpisodeRecord, str]:
+    """``record`` with every secret redacted (see :mod:`reharness.core.secrets`; itself if it holds none)
+    and its JSON line, serialised once: the store writes that line as it is. Redacting JSON text keeps it
+    valid JSON (the secrets' JSON-escaped forms are matched too)."""
     line = record.model_dump_json()
-    if redact(line) == line:
-        return record
-    return EpisodeRecord.model_validate(redact_data(record.model_dump(mode="json")))
+    clean = redact(line)
+    return (record, line) if clean == line else (EpisodeRecord.model_validate_json(clean), clean)

@@ -119,15 +119,14 @@ class RunStore:
         return sorted(episodes.values(), key=lambda e: e.episode_index)
 
     # ---------------------------------------------------------------- writing / reading
-    def append(self, episode: EpisodeRecord) -> None:
+    def append(self, episode: EpisodeRecord, line: str | None = None) -> None:
         """Append one finished episode, fsync it and index it before returning (one connection each time).
 
         The simple synchronous path; batches write through :class:`~reharness.store.writer.EpisodeWriter`,
         which groups concurrent episodes into one fsync and keeps the disk off the event loop.
         """
-        line = episode.model_dump_json() + "\n"
         with open(self.episodes_path, "a", encoding="utf-8") as fh:
-            fh.write(line)
+            fh.write((line or episode.model_dump_json()) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         with self._index() as db:

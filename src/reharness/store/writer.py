@@ -48,12 +48,13 @@ class EpisodeWriter:
             self._thread = threading.Thread(target=self._run, name="reharness-store", daemon=True)
             self._thread.start()
 
-    async def append(self, episode: EpisodeRecord) -> None:
-        """Write ``episode`` durably; returns when its line is fsync'ed (raises what the write raised)."""
+    async def append(self, episode: EpisodeRecord, line: str | None = None) -> None:
+        """Write ``episode`` durably (as ``line``, its JSON, when the caller already has it); returns when
+        its line is fsync'ed (raises what the write raised)."""
         self.start()
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
-        self._queue.put((episode, loop, done))
+        self._queue.put((episode, line, loop, done))
         await done
 
     async def close(self) -> None:
@@ -101,7 +102,9 @@ class EpisodeWriter:
     def _write(self, fh: Any, db: sqlite3.Connection | None, items: list[Any]) -> None:
         error: BaseException | None = None
         try:
-            fh.write(b"".join(e.model_dump_json().encode("utf-8") + b"\n" for e, _, _ in items))
+            fh.write(
+                b"".join((line or e.model_dump_json()).encode("utf-8") + b"\n" for e, line, _, _ in items)
+            )
             fh.flush()
             os.fsync(fh.fileno())
             self.groups += 1
@@ -112,7 +115,7 @@ class EpisodeWriter:
                 with db:
                     db.executemany(
                         "INSERT OR REPLACE INTO episodes VALUES (?,?,?,?,?,?,?,?,?)",
-                        [episode_row(e) for e, _, _ in items],
+                        [episode_row(e) for e, _, _, _ in items],
                     )
             except sqlite3.Error as exc:  # the index is derived: the next open() rebuilds it from the JSONL
                 self.index_error = f"{type(exc).__name__}: {exc}"
@@ -120,7 +123,7 @@ class EpisodeWriter:
 
     @staticmethod
     def _settle_all(items: list[Any], error: BaseException | None) -> None:
-        for _, loop, done in items:
+        for _, _, loop, done in items:
             with contextlib.suppress(RuntimeError):  # the loop closed while it was waiting
                 loop.call_soon_threadsafe(_settle, done, error)
 

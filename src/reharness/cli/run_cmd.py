@@ -25,7 +25,7 @@ from reharness.cli.common import (
     stderr,
     stdout,
 )
-from reharness.cli.infra import NO_VALID_REPLY_EXIT, first_error, no_valid_reply, note_errors
+from reharness.cli.infra import note_errors
 from reharness.cli.pool_route import build_route, check_pool_options
 from reharness.core.secrets import redact
 from reharness.envs.registry import resolve_env_name
@@ -33,6 +33,7 @@ from reharness.failures.detectors import failure_codes
 from reharness.models.registry import make_agent
 from reharness.runtime.executor import BatchResult, RunSpec, run_batch
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
+from reharness.store.records import first_infrastructure_error
 
 
 def load_patch_overlays(
@@ -228,10 +229,11 @@ def run(
     else:
         for key, value in summary.items():
             stdout.print(f"{key:>18}: {redact(str(value))}", highlight=False, soft_wrap=True)
-    example = first_error(result.episodes)
     note_errors(
-        errors["policy"], errors["env"], retried=result.retried, retry_flag=retry_errors, example=example
+        errors["policy"],
+        errors["env"],
+        retried=result.retried,
+        retry_flag=retry_errors,
+        example=first_infrastructure_error(result.episodes),
     )
-    if requests and not valid:
-        stderr.print(no_valid_reply(requests, example), highlight=False, markup=False, soft_wrap=True)
-        raise typer.Exit(NO_VALID_REPLY_EXIT)
+    result.require_replies("this run")  # exit status 3 through the error boundary, after the summary

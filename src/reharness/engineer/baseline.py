@@ -30,7 +30,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from reharness.core.errors import NoValidReplyError
 from reharness.core.hashing import stable_hash
 from reharness.patches.model import Patch
 from reharness.runtime.agents import Agent
@@ -197,15 +196,7 @@ class Baseline:
 
     def require_replies(self, label: str) -> None:
         """Raise :class:`NoValidReplyError` if no model request of the batch got a valid reply."""
-        requests, valid = self.result.model_replies()
-        if requests and not valid:
-            first = next((e.error for e in self.episodes if e.error), None)
-            raise NoValidReplyError(
-                f"none of the {requests} model requests of the {label} batch got a valid reply "
-                f"(first: {first})",
-                hint="check that the model server is up and the API key is valid, then rerun the same "
-                "command with --retry-errors",
-            )
+        self.result.require_replies(f"the {label} batch")
 
 
 async def get_baseline(

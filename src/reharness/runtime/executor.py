@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from reharness import __version__
-from reharness.core.errors import ConfigError
+from reharness.core.errors import ConfigError, NoValidReplyError
 from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.secrets import redact, redact_data
 from reharness.envs.base import task_identity
@@ -39,6 +39,7 @@ from reharness.runtime.harness import Harness
 from reharness.store.records import (
     EpisodeRecord,
     RunMeta,
+    first_infrastructure_error,
     infrastructure_error,
     trajectory_digest,
 )
@@ -91,6 +92,19 @@ class BatchResult(BaseModel):
         """(policy requests, requests that got a valid reply) over every stored step of the batch."""
         outputs = [s.output for e in self.episodes for s in e.steps if s.source == "policy" and s.output]
         return len(outputs), sum(1 for o in outputs if o.error is None)
+
+    def require_replies(self, what: str) -> None:
+        """Raise :class:`NoValidReplyError` (exit status 3 in the CLI) when no model request of the batch
+        got a valid reply: the server was down, refused the key or kept failing."""
+        requests, valid = self.model_replies()
+        if requests and not valid:
+            first = first_infrastructure_error(self.episodes)
+            raise NoValidReplyError(
+                f"none of the {requests} model requests of {what} got a valid reply"
+                + (f" (first: {first})" if first else ""),
+                hint="check that the model server is up and reachable at the agent's URL and that the API "
+                "key is valid, then rerun the same command with --retry-errors",
+            )
 
     @property
     def success_rate(self) -> float:

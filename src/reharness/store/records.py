@@ -9,7 +9,7 @@ runs have the same digest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -150,3 +150,9 @@ def trajectory_digest(episodes: Iterable[EpisodeRecord]) -> str:
     """Hash over the tasks' identities, actions and observations, in episode order."""
     ordered = sorted(episodes, key=lambda e: e.episode_index)
     return stable_hash([e.digest_payload() for e in ordered], length=32)
+
+
+def first_infrastructure_error(episodes: Sequence[EpisodeRecord], limit: int = 400) -> str | None:
+    """The error of the first episode that ended in an infrastructure error, if any (cut to ``limit``)."""
+    found = next((e.error for e in episodes if infrastructure_error(e) is not None and e.error), None)
+    return None if found is None else found[:limit]

@@ -20,13 +20,12 @@ import re
 
 from reharness.patches.errors import PatchValidationError
 from reharness.patches.policy import R1_BUILTINS, R1_INJECTED
-from reharness.runtime.r1.normalise import is_numbered_instance
+from reharness.runtime.r1.normalise import clean, is_numbered_instance
 
 MAX_CODE_CHARS = 8000
 MAX_NODES = 1200
 MAX_HELPERS = 5
 MAX_STRING_CHARS = 700
-MAX_DESCRIPTION_CHARS = 900
 FORBIDDEN: frozenset[str] = frozenset(
     [
         "breakpoint",
@@ -234,7 +233,7 @@ def check_r1_hook(code: str, *, hook: str | None, benchmark: str | None) -> list
 def check_r1_description(description: str) -> list[PatchValidationError]:
     """The official description rules: cleaned (whitespace collapsed, cut to 900 characters, as upstream
     does rather than rejecting), then rejected when it matches a task-leakage pattern."""
-    text = " ".join(description.split())[:MAX_DESCRIPTION_CHARS]
+    text = clean(description)  # the official text cleaning, as the runtime applies it to messages
     for pattern in _LEAKAGE:
         found = pattern.search(text)
         if found:

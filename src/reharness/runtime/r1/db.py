@@ -121,8 +121,7 @@ class DBAdapter(R1Adapter):
 
     @staticmethod
     def tool(action: str | None) -> str:
-        parsed = protocol.parse_action(action or "")
-        return {"sql": "execute_sql", "answer": "commit_final_answer"}.get(parsed.kind, "")
+        return _tool_of(protocol.parse_action(action or ""))
 
     def fires(self, hook: str, action: str | None) -> bool:
         if hook == "on_before_action":
@@ -191,8 +190,8 @@ class DBAdapter(R1Adapter):
     def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
         tool, query, answers = "", "", []
         if hook in ("on_before_action", "on_post_step") and proposal is not None:
-            tool = self.tool(proposal.final or proposal.action)
-            parsed = protocol.parse_action(proposal.final or proposal.action)
+            parsed = protocol.parse_action(proposal.final or proposal.action)  # parsed once per call
+            tool = _tool_of(parsed)
             if tool == "execute_sql":
                 query = parsed.sql
             elif tool == "commit_final_answer":
@@ -240,3 +239,8 @@ class DBAdapter(R1Adapter):
                 "text_only_loop": state["text_only_streak"] >= 2,
             },
         }
+
+
+def _tool_of(parsed: Any) -> str:
+    """The official tool name of a parsed DBBench action ("" for a reply that is neither)."""
+    return {"sql": "execute_sql", "answer": "commit_final_answer"}.get(parsed.kind, "")

@@ -10,6 +10,7 @@ are the official ``search_action`` / ``click_action``; a bare forced/rewritten v
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -87,6 +88,7 @@ class ShopAdapter(R1Adapter):
         self.current_price: float | None = None
         self.back_to_search = 0
         self.queries: list[str] = []
+        self.query_counts: Counter[str] = Counter()  # the most repeated query is read on every hook call
         self.asins: list[str] = []
         self.current_asin: str | None = None
         self.selected: dict[str, str] = {}
@@ -102,6 +104,7 @@ class ShopAdapter(R1Adapter):
             self.back_to_search += 1
         if tool == "search_action":
             self.queries.append(value)
+            self.query_counts[value] += 1
         previous_asin = self.current_asin if self.page_type == "product_detail" else None
         self.page_type = _PAGE_TYPES.get(session.state.page, "unknown") if session is not None else "unknown"
         if self.page_type == "product_detail":
@@ -164,8 +167,7 @@ class ShopAdapter(R1Adapter):
         page_type = self.page_type if self.started else "unknown"
         options = self._options(clickables) if live else {}
         remaining = self.remaining(hook, step)
-        counts = [self.queries.count(q) for q in set(self.queries)]
-        duplicate = max(counts) if counts else 0
+        duplicate = max(self.query_counts.values(), default=0)
         state = {
             "page_type": page_type,
             "has_search_bar": has_search_bar,

@@ -32,6 +32,32 @@ def batch(tmp: Path, **kw) -> object:
     return asyncio.run(run_batch(spec, SolverAgent(), HARNESS, tmp))
 
 
+def slow_run_script(out: Path, *, n: int, seed: int, concurrency: int, report: bool = False) -> str:
+    """A script that runs a counter batch into ``out`` with a solver slowed by ``argv[1]`` seconds per
+    reply (so it can be killed mid-run); with ``report``, it prints each episode index once it is done."""
+    return textwrap.dedent(
+        f"""
+        import asyncio, sys
+        sys.path.insert(0, {str(TESTS)!r})
+        from reharness.envs.registry import EnvSpec, register_env
+        from reharness.runtime import Harness, HarnessConfig, RunSpec, SolverAgent, run_batch
+        register_env(EnvSpec("counter", "reharness-test/Counter-v0", "counter_env:CounterEnv", "t"))
+
+        class Slow(SolverAgent):
+            async def complete(self, request):
+                await asyncio.sleep(float(sys.argv[1]))
+                return await super().complete(request)
+
+        def reported(record):
+            print(record.episode_index, flush=True)
+
+        spec = RunSpec(env="counter", agent="solver", n={n}, seed={seed}, concurrency={concurrency})
+        harness = Harness(HarnessConfig(name="t", protocol="text"))
+        asyncio.run(run_batch(spec, Slow(), harness, {str(out)!r}, on_episode=reported if {report} else None))
+        """
+    )
+
+
 def test_batch_is_stored_indexed_and_deterministic(tmp_path: Path) -> None:
     a = batch(tmp_path / "a", concurrency=4)
     b = batch(tmp_path / "b", concurrency=1)
@@ -80,24 +106,7 @@ def test_partial_trailing_line_is_repaired(tmp_path: Path) -> None:
 
 
 def test_sigkill_then_restart_completes_missing_only(tmp_path: Path) -> None:
-    script = textwrap.dedent(
-        f"""
-        import asyncio, sys, time
-        sys.path.insert(0, {str(TESTS)!r})
-        from reharness.envs.registry import EnvSpec, register_env
-        from reharness.runtime import FunctionAgent, Harness, HarnessConfig, RunSpec, SolverAgent, run_batch
-        register_env(EnvSpec("counter", "reharness-test/Counter-v0", "counter_env:CounterEnv", "t"))
-
-        class Slow(SolverAgent):
-            async def complete(self, request):
-                await asyncio.sleep(float(sys.argv[1]))
-                return await super().complete(request)
-
-        spec = RunSpec(env="counter", agent="solver", n=30, seed=3, concurrency=2)
-        harness = Harness(HarnessConfig(name="t", protocol="text"))
-        asyncio.run(run_batch(spec, Slow(), harness, {str(tmp_path)!r}))
-        """
-    )
+    script = slow_run_script(tmp_path, n=30, seed=3, concurrency=2)
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
     proc = subprocess.Popen([sys.executable, "-c", script, "0.02"], env=env)
     jsonl = None
@@ -133,27 +142,7 @@ def test_parquet_export(tmp_path: Path) -> None:
 
 def test_sigkill_loses_no_episode_reported_done_under_group_commit(tmp_path: Path) -> None:
     """Many concurrent episodes share fsyncs; every episode the run reported as done survives a SIGKILL."""
-    script = textwrap.dedent(
-        f"""
-        import asyncio, sys
-        sys.path.insert(0, {str(TESTS)!r})
-        from reharness.envs.registry import EnvSpec, register_env
-        from reharness.runtime import Harness, HarnessConfig, RunSpec, SolverAgent, run_batch
-        register_env(EnvSpec("counter", "reharness-test/Counter-v0", "counter_env:CounterEnv", "t"))
-
-        class Slow(SolverAgent):
-            async def complete(self, request):
-                await asyncio.sleep(float(sys.argv[1]))
-                return await super().complete(request)
-
-        def reported(record):
-            print(record.episode_index, flush=True)
-
-        spec = RunSpec(env="counter", agent="solver", n=200, seed=5, concurrency=64)
-        harness = Harness(HarnessConfig(name="t", protocol="text"))
-        asyncio.run(run_batch(spec, Slow(), harness, {str(tmp_path)!r}, on_episode=reported))
-        """
-    )
+    script = slow_run_script(tmp_path, n=200, seed=5, concurrency=64, report=True)
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
     command = [sys.executable, "-c", script, "0.01"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)

@@ -61,7 +61,8 @@ def r1(
     """Train the engineer (packets → SFT → GRPO) and compare no patch, Self-Refine, the operators teacher,
     the SFT-only and the GRPO engineer on held-out batches of the frozen target; then transfer to an unseen
     target, held-out generalisation and hook ablation. Writes report.md and result.json."""
-    from reharness.cli.train_cmd import progress_display, resolve_envs, step_reporter
+    from reharness.cli.progress import progress_display, step_reporter
+    from reharness.cli.train_cmd import resolve_envs
     from reharness.experiments.r1 import R1Config, run_r1
 
     envs = resolve_envs(env)

@@ -42,3 +42,30 @@ class RichEvents(Events):
         if bar is not None:
             task = next(t for t in self.progress.tasks if t.id == bar)
             self.progress.update(bar, completed=task.total)
+
+
+def progress_display() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}"),
+        console=stderr,
+    )
+
+
+def step_reporter(progress: Progress) -> Any:
+    bars: dict[str, TaskID] = {}
+
+    def report(stage: str, step: int, total: int, metrics: dict[str, float]) -> None:
+        if stage not in bars:
+            bars[stage] = progress.add_task(stage, total=total, note="")
+        shown = ("loss", "reward", "eval_loss", "all_fail_share")
+        note = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k in shown)
+        if note:
+            progress.update(bars[stage], completed=step, note=note)
+        else:
+            progress.update(bars[stage], completed=step)
+
+    return report

@@ -16,13 +16,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
-from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
+from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
+from reharness.cli.progress import progress_display, step_reporter
+from reharness.cli.train_policy_cmd import policy_command
 from reharness.core.errors import ConfigError
 
-train_app = typer.Typer(help="Train harness engineers (Harness-R1: cold-start SFT, then GRPO).")
+train_app = typer.Typer(
+    help="Train harness engineers (Harness-R1: SFT, then GRPO) and agent policies (Harness-S: GRPO with "
+    "sibling rescue).",
+    no_args_is_help=True,
+)
+train_app.command("policy")(policy_command)
 ALL_ENVS = ("household", "shop", "db")
 STAGES = ("data", "sft", "grpo")
 #: options of a collection that may grow on a rerun (more batches); anything else must match
@@ -60,17 +67,6 @@ def _check_same_collection(directory: Path, config: Any) -> None:
             )
 
 
-def progress_display() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[note]}"),
-        console=stderr,
-    )
-
-
 def collect(config: Any, directory: Path, progress: Progress) -> list[dict[str, Any]]:
     """Run (or finish) the data collection with a progress bar; export the Parquet datasets."""
     from reharness.training.data import Collector, export
@@ -87,21 +83,6 @@ def collect(config: Any, directory: Path, progress: Progress) -> list[dict[str, 
     records = asyncio.run(Collector(config, directory, on_batch=on_batch).run())
     export(directory, records)
     return records
-
-
-def step_reporter(progress: Progress) -> Any:
-    bars: dict[str, TaskID] = {}
-
-    def report(stage: str, step: int, total: int, metrics: dict[str, float]) -> None:
-        if stage not in bars:
-            bars[stage] = progress.add_task(stage, total=total, note="")
-        note = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if k in ("loss", "reward", "eval_loss"))
-        if note:
-            progress.update(bars[stage], completed=step, note=note)
-        else:
-            progress.update(bars[stage], completed=step)
-
-    return report
 
 
 @train_app.command("engineer")

@@ -119,6 +119,7 @@ class HFBackend(Agent):
         num_threads: int | None = None,
         prefix_cache_mb: float = 512.0,
         prefill_budget: int = 1 << 22,
+        loaded: tuple[Any, Any] | None = None,
     ) -> None:
         import torch
 
@@ -130,7 +131,9 @@ class HFBackend(Agent):
         self.batch_window_s = batch_window_s
         self.max_wait_s = max_wait_s
         self.device = device
-        self.tokenizer, self.model = load_model_dir(path, device, dtype)
+        # ``loaded``: a (tokenizer, model) already in memory, e.g. the policy a trainer is updating; the
+        # backend then decodes with the live weights (call :meth:`weights_changed` after each update)
+        self.tokenizer, self.model = loaded if loaded is not None else load_model_dir(path, device, dtype)
         self.context_length = int(getattr(self.model.config, "max_position_embeddings", 0) or 1 << 30)
         self.stop_ids = self._stop_ids()
         pad = self.tokenizer.pad_token_id
@@ -166,6 +169,11 @@ class HFBackend(Agent):
         if not ids:
             raise ConfigError(f"the model in {str(self.path)!r} has no end-of-turn token (eos_token_id)")
         return ids
+
+    def weights_changed(self) -> None:
+        """Forget cached key/values: they were computed with weights that an optimizer step has changed."""
+        if self.reader.prefix is not None:
+            self.reader.prefix.clear()
 
     # ------------------------------------------------------------------ async interface
     async def complete(self, request: ChatRequest) -> ChatResponse:

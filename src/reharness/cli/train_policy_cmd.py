@@ -1,0 +1,165 @@
+"""``reharness train policy``: GRPO of an agent policy in H0 with Harness-S sibling rescue.
+
+The trained policy is a Hugging Face model directory (``OUT/model``, usable as ``--agent hf:OUT/model``);
+with ``--json`` stdout holds ``{path, steps, rollouts, rescues: {tried, succeeded}, train_seconds}``. All
+options are checked (the pool is loaded and its hashes verified) before anything is written; a rerun of the
+same command resumes from the last checkpoint.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from reharness.cli.common import build_options, check_specs, friendly_errors, output_dir, stdout
+from reharness.core.errors import ConfigError
+
+
+class RescueMode(enum.StrEnum):
+    router = "router"
+    random = "random"
+    resample = "resample"
+    none = "none"
+
+
+class RewrittenTurns(enum.StrEnum):
+    mask = "mask"
+    executed = "executed"
+    raw = "raw"
+
+
+class RescueGroup(enum.StrEnum):
+    replace = "replace"  # type: ignore[assignment]
+    mixed = "mixed"
+
+
+def check_pool_for(pool: Path | None, env: str) -> None:
+    """Load ``pool`` (every hash checked) and its profile, and refuse a pool of another environment."""
+    if pool is None:
+        return
+    from reharness.pool.pool import load_pool
+    from reharness.pool.profile import load_profile
+
+    loaded = load_pool(pool)
+    if loaded.env != env:
+        raise ConfigError(
+            f"--pool {str(pool)!r} was evolved for env {loaded.env!r}, not {env!r}",
+            hint=f"pass a pool evolved with `reharness pool evolve --env {env}`",
+        )
+    if not loaded.siblings:
+        raise ConfigError(
+            f"--pool {str(pool)!r} has no siblings: nothing can rescue a group",
+            hint="evolve a larger pool, or train with --rescue resample|none",
+        )
+    load_profile(loaded)
+
+
+def policy_command(
+    env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
+    agent: Annotated[str, typer.Option(help="Starting policy: tiny:NAME or hf:DIR.")] = "tiny:{env}-S",
+    pool: Annotated[
+        Path | None, typer.Option(help="Frozen sibling pool directory (needed by router and random).")
+    ] = None,
+    rescue: Annotated[
+        RescueMode, typer.Option(help="What an all-failed H0 group gets: router, random, resample, none.")
+    ] = RescueMode.router,
+    k: Annotated[int, typer.Option("--k", min=2, max=64, help="Rollouts per task (GRPO group).")] = 8,
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 20,
+    tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
+    temperature: Annotated[float, typer.Option(min=0.01, help="Rollout sampling temperature.")] = 1.0,
+    rewritten_turns: Annotated[
+        RewrittenTurns, typer.Option(help="Turns a hook rewrote or forced: mask, executed or raw.")
+    ] = RewrittenTurns.mask,
+    rescue_group: Annotated[
+        RescueGroup, typer.Option(help="replace (the sibling group) or mixed (its successes + H0 failures).")
+    ] = RescueGroup.replace,
+    reanchor_every: Annotated[
+        int, typer.Option(min=0, help="Re-anchor the pool's profile every R steps (0: never).")
+    ] = 0,
+    learning_rate: Annotated[float, typer.Option(min=0.0, help="Learning rate.")] = 2e-4,
+    micro_batches: Annotated[int, typer.Option(min=1, help="Gradient-accumulation chunks per step.")] = 4,
+    no_audit: Annotated[
+        bool, typer.Option("--no-audit", help="Reward sibling successes without replaying them in H0.")
+    ] = False,
+    save_steps: Annotated[int, typer.Option(min=1, help="Checkpoint every N steps.")] = 5,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes decoded together.")] = 64,
+    seed: Annotated[int, typer.Option(help="Seed (task stream, rollouts, router).")] = 0,
+    out: Annotated[
+        Path, typer.Option(callback=output_dir, help="Output directory (model/, checkpoints/, metrics).")
+    ] = Path("policy"),
+    tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Log curves to TensorBoard.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary on stdout.")] = False,
+) -> None:
+    """Train a policy with GRPO in the base harness H0; an all-failed group is re-sampled by the same
+    policy under a sibling harness (Harness-S rescue) or by the baselines (random sibling, H0 resampling,
+    none). Deploy the result in H0: --agent hf:OUT/model."""
+    from reharness.envs.registry import resolve_env_name
+    from reharness.training.policy_config import PolicyTrainConfig
+
+    env_name = resolve_env_name(env).name
+    agent = agent.replace("{env}", env_name)
+    check_specs([env_name], agents=[agent])
+    if not agent.startswith(("tiny:", "hf:")):
+        raise ConfigError(
+            f"--agent {agent!r} cannot be trained in-process",
+            hint="pass tiny:NAME (e.g. tiny:household-S) or hf:DIR (a local chat model directory)",
+        )
+    if tensorboard and not any(find_spec(name) for name in ("tensorboard", "tensorboardX")):
+        raise ConfigError("--tensorboard needs the tensorboard package", hint="pip install tensorboard")
+    config = build_options(
+        PolicyTrainConfig,
+        "reharness train policy",
+        env=env_name,
+        agent=agent,
+        pool=str(pool) if pool is not None else None,
+        rescue=rescue.value,
+        k=k,
+        steps=steps,
+        tasks_per_step=tasks_per_step,
+        temperature=temperature,
+        rewritten_turns=rewritten_turns.value,
+        rescue_group=rescue_group.value,
+        reanchor_every=reanchor_every,
+        learning_rate=learning_rate,
+        micro_batches=micro_batches,
+        audit=not no_audit,
+        save_steps=save_steps,
+        concurrency=concurrency,
+        seed=seed,
+        out=str(out),
+        report_to=["tensorboard"] if tensorboard else [],
+    )
+    if config.rescue in ("router", "random"):
+        check_pool_for(pool, env_name)
+    from reharness.cli.progress import progress_display, step_reporter
+    from reharness.training.policy_train import train_policy
+
+    with progress_display() as progress:
+        summary = train_policy(config, progress=step_reporter(progress))
+    if as_json:
+        keys = ("path", "steps", "rollouts", "rescues", "train_seconds")
+        print(json.dumps({k: summary[k] for k in keys}, sort_keys=True))
+    else:
+        _print_summary(summary)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    table = Table(title="policy training")
+    table.add_column("what")
+    table.add_column("value")
+    table.add_row("steps", str(summary["steps"]))
+    table.add_row("rollouts", str(summary["rollouts"]))
+    rescues = summary["rescues"]
+    table.add_row("rescues (succeeded / tried)", f"{rescues['succeeded']} / {rescues['tried']}")
+    table.add_row("train seconds", str(summary["train_seconds"]))
+    stdout.print(table)
+    stdout.print(f"policy: --agent hf:{summary['path']}", highlight=False)
+
+
+policy_command = friendly_errors(policy_command)

@@ -1,0 +1,78 @@
+"""Options of policy GRPO with sibling rescue (``reharness train policy``), validated and written to the run.
+
+Defaults follow Harness-R1/Harness-S's GRPO where they are public (clip 0.2 / 0.28, no KL, group-normalised
+advantages, token-mean loss) and, for what is ours, the measurements in ``docs/harness-s-training.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from reharness.core.errors import options_error
+
+RESCUES = ("router", "random", "resample", "none")
+Rescue = Literal["router", "random", "resample", "none"]
+
+
+class PolicyTrainConfig(BaseModel):
+    """Everything that decides a policy-training run besides the code (``train_config.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env: str
+    agent: str = Field(description="The starting policy: tiny:NAME or hf:DIR (a chat model in-process).")
+    pool: str | None = Field(None, description="Frozen sibling pool directory (router/random rescue).")
+    rescue: Rescue = Field(
+        "router",
+        description="What an all-failed H0 group gets: router (the routed sibling re-samples it), random (a "
+        "random sibling), resample (K fresh H0 rollouts: equal compute), none (no gradient).",
+    )
+    route: Literal["validation", "profile", "vote"] = Field(
+        "validation", description="Router strategy (vote uses the built-in rule judges)."
+    )
+    k: int = Field(8, ge=2, le=64, description="Rollouts per task (the GRPO group size).")
+    steps: int = Field(20, gt=0, description="Optimizer steps.")
+    tasks_per_step: int = Field(4, gt=0)
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature of training rollouts.")
+    top_p: float = Field(1.0, gt=0, le=1)
+    rewritten_turns: Literal["mask", "executed", "raw"] = "mask"
+    rescue_group: Literal["replace", "mixed"] = "replace"
+    reanchor_every: int = Field(0, ge=0, description="Re-anchor the pool's profile every R steps (0: never).")
+    reanchor_n: int = Field(40, gt=0, description="valid tasks per re-anchoring.")
+    audit: bool = Field(True, description="Replay rescued successes in H0's env; unconfirmed ones get 0.")
+    split: Literal["train"] = "train"
+    learning_rate: float = Field(2e-4, gt=0)
+    epsilon: float = Field(0.2, gt=0, lt=1)
+    epsilon_high: float = Field(0.28, gt=0, lt=1)
+    beta: float = Field(0.0, ge=0, description="KL coefficient (0: no reference model).")
+    loss_type: Literal["dapo", "grpo", "bnpo", "dr_grpo"] = "dapo"
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    micro_batches: int = Field(4, gt=0, description="Chunks per optimizer step (gradient accumulation).")
+    max_grad_norm: float = Field(1.0, gt=0)
+    concurrency: int = Field(64, gt=0, description="Episodes decoded together.")
+    save_steps: int = Field(5, gt=0)
+    seed: int = 0
+    out: str
+    report_to: list[str] = Field(default_factory=list, description="e.g. ['tensorboard'].")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PolicyTrainConfig:
+        if self.epsilon_high < self.epsilon:
+            raise ValueError(f"epsilon_high ({self.epsilon_high}) must be >= epsilon ({self.epsilon})")
+        if self.rescue in ("router", "random") and not self.pool:
+            raise ValueError(f"--rescue {self.rescue} needs --pool POOL (a pool evolved with `pool evolve`)")
+        if (self.tasks_per_step * self.k) % self.micro_batches:
+            raise ValueError(
+                f"tasks_per_step × k ({self.tasks_per_step * self.k}) must divide by micro_batches "
+                f"({self.micro_batches})"
+            )
+        return self
+
+    @classmethod
+    def build(cls, **values: Any) -> PolicyTrainConfig:
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise options_error(exc, "reharness train policy") from None

@@ -1,0 +1,174 @@
+"""``reharness train policy``: GRPO of an agent policy in H0 with sibling rescue, start to model directory.
+
+Layout of ``--out DIR``: ``train_config.json`` (the resolved options; a rerun with other options is refused),
+``checkpoints/`` (TRL checkpoints; a rerun resumes from the last one), ``metrics.jsonl`` (one line per
+optimizer step: reward, all-fail share, rescues per sibling, rows and tokens, costs per role, wall time
+split), ``decisions.jsonl`` (the router's decisions with their outcomes), ``profiles/`` (each re-anchored
+profile) and ``model/`` — the trained policy as a Hugging Face model directory, usable as ``--agent
+hf:DIR/model``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from reharness.core.errors import ConfigError
+from reharness.training.policy_config import PolicyTrainConfig
+from reharness.training.policy_grpo import STATE_FILE, TrainingSession, _trainer_class
+
+CONFIG_FILE = "train_config.json"
+MODEL_DIR = "model"
+
+
+def policy_model_dir(agent: str) -> Path:
+    """The model directory a policy spec names (``tiny:NAME`` or ``hf:DIR``); other agents cannot train."""
+    from reharness.models.registry import check_spec, resolve_tiny
+
+    if ":" not in agent or agent.split(":", 1)[0] not in ("tiny", "hf"):
+        raise ConfigError(
+            f"--agent {agent!r} cannot be trained in-process",
+            hint="pass tiny:NAME (e.g. tiny:household-S) or hf:DIR (a local chat model directory)",
+        )
+    parsed = check_spec(agent)
+    if parsed.kind == "tiny":
+        return resolve_tiny(parsed.target, train=True)
+    return Path(parsed.target).expanduser()
+
+
+def _write_config(out: Path, config: PolicyTrainConfig) -> None:
+    file = out / CONFIG_FILE
+    data = config.model_dump(mode="json")
+    if file.is_file():
+        old = json.loads(file.read_text(encoding="utf-8"))
+        changed = sorted(k for k in set(old) | set(data) if k != "steps" and old.get(k) != data.get(k))
+        if changed:
+            key = changed[0]
+            raise ConfigError(
+                f"{out} holds a training run with {key}={old.get(key)!r}, not {data.get(key)!r}",
+                hint="use another --out, or rerun with the first run's options to resume it",
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def trl_args(config: PolicyTrainConfig) -> Any:
+    """The ``trl.GRPOConfig`` of a policy run: CPU float32, on-policy (one pass per generation batch),
+    the step's rows split into ``micro_batches`` accumulation chunks."""
+    from trl import GRPOConfig
+
+    rows = config.tasks_per_step * config.k
+    return GRPOConfig(
+        output_dir=str(Path(config.out) / "checkpoints"),
+        max_steps=config.steps,
+        per_device_train_batch_size=rows // config.micro_batches,
+        gradient_accumulation_steps=config.micro_batches,
+        steps_per_generation=config.micro_batches,
+        num_generations=config.k,
+        num_iterations=1,
+        max_completion_length=256,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        epsilon=config.epsilon,
+        epsilon_high=config.epsilon_high,
+        beta=config.beta,
+        loss_type=config.loss_type,
+        scale_rewards=config.scale_rewards,
+        learning_rate=config.learning_rate,
+        lr_scheduler_type="constant",
+        max_grad_norm=config.max_grad_norm,
+        remove_unused_columns=False,
+        activation_checkpointing=False,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        seed=config.seed,
+        data_seed=config.seed,
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        report_to=config.report_to,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
+
+
+def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, Any]:
+    """Train ``config.agent`` with GRPO and rescue; returns ``{path, steps, rollouts, rescues: {tried,
+    succeeded}, train_seconds}`` plus details (also written to ``OUT/summary.json``)."""
+    import datasets
+    from transformers import TrainerCallback
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from reharness.envs.registry import make_env
+    from reharness.models.hf_backend import load_model_dir
+    from reharness.training.progress import progress_callbacks, quiet
+
+    datasets.disable_progress_bars()
+    out = Path(config.out)
+    start_dir = policy_model_dir(config.agent)
+    _write_config(out, config)
+    tokenizer, model = load_model_dir(start_dir)
+    model.train()
+    env = make_env(config.env, split=config.split)
+    total = env.num_tasks()
+    env.close()
+    dataset = datasets.Dataset.from_list(
+        [{"prompt": [{"role": "user", "content": f"task {i}"}], "task_index": i} for i in range(total)]
+    )
+    session = TrainingSession(config, tokenizer, model, out)
+
+    class _SaveState(TrainerCallback):  # type: ignore[misc]
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            target = Path(args.output_dir) / f"checkpoint-{state.global_step}" / STATE_FILE
+            if target.parent.is_dir():
+                target.write_text(json.dumps(session.state(), default=str), encoding="utf-8")
+
+    started = time.perf_counter()
+    try:
+        trainer = _trainer_class()(
+            model=model,
+            reward_funcs=[_reward_from_rollouts],
+            args=trl_args(config),
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[_SaveState(), *progress_callbacks(progress, config.steps, "policy")],
+        )
+        trainer.setup_episodes(session)
+        if progress is not None:
+            quiet(trainer)
+        checkpoints = out / "checkpoints"
+        last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+        if last is not None:
+            session.restore(Path(last), int(Path(last).name.rsplit("-", 1)[-1]))
+        trainer.train(resume_from_checkpoint=last)
+    finally:
+        session.close()
+    model_dir = out / MODEL_DIR
+    trainer.model.save_pretrained(str(model_dir))
+    tokenizer.save_pretrained(str(model_dir))
+    summary = {
+        "path": str(model_dir),
+        "steps": int(trainer.state.global_step),
+        "rollouts": session.totals["rollouts"],
+        "rescues": {
+            "tried": session.totals["rescues_tried"],
+            "succeeded": session.totals["rescues_succeeded"],
+        },
+        "train_seconds": round(time.perf_counter() - started, 1),
+        "resumed_from": last,
+        "start": str(start_dir),
+        "config": config.model_dump(mode="json"),
+        "rows": vars(session.row_stats),
+    }
+    (model_dir / "provenance.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    return summary
+
+
+def _reward_from_rollouts(completions: list[Any], **kwargs: Any) -> list[float]:
+    """TRL requires a reward function; ours are episode outcomes, computed with the rollouts in
+    :meth:`EpisodeGRPOTrainer._generate_and_score_completions` (which never calls this one)."""
+    raise RuntimeError("policy rewards come from the episodes; this function is not called")

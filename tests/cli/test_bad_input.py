@@ -51,7 +51,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     )
     assert result.exit_code == 0, result.output
     names = {p.name.split(".")[0]: str(p) for p in root.iterdir()}
-    return names | {"missing": str(root / "missing.json"), "run": json.loads(result.stdout)["out"]}
+    shop_pool = Path(__file__).resolve().parents[2] / "docs" / "results" / "pool-shop"
+    return names | {
+        "missing": str(root / "missing.json"),
+        "run": json.loads(result.stdout)["out"],
+        "shoppool": str(shop_pool),
+    }
 
 
 def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, BaseException | None]:
@@ -64,7 +69,16 @@ def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, 
     return result.exit_code, text, escaped
 
 
-WRITERS = ("run", "improve", "demo", "agent train", "train engineer", "experiment r1", "pool evolve")  # --out
+WRITERS = (  # commands that take --out
+    "run",
+    "improve",
+    "demo",
+    "agent train",
+    "train engineer",
+    "train policy",
+    "experiment r1",
+    "pool evolve",
+)
 
 
 def fill(args: tuple[str, ...], files: dict[str, str], out: Path) -> list[str]:
@@ -179,6 +193,20 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("train", "engineer", "--env", "all", "--agent", "tiny:{{env}}_S"), ("'household_S' is malformed",)),
     (("train", "engineer", "--env", "db", "--agent", "bogus"), ("unknown agent 'bogus'", "solver")),
     (("train", "engineer", "--env", "kitchen"), ("unknown environment 'kitchen'", "known:")),
+    (("train", "policy", "--env", "kitchen"), ("unknown environment 'kitchen'", "known:")),
+    (("train", "policy", "--env", "db", "--rescue", "bogus"), ("'--rescue'", "'router', 'random'")),
+    (("train", "policy", "--env", "db", "--k", "1"), ("'--k'", "greater than or equal to 2")),
+    (("train", "policy", "--env", "db", "--steps", "0"), ("'--steps'", GE1)),
+    (("train", "policy", "--env", "db"), ("--rescue router needs --pool POOL", "pool evolve")),
+    (("train", "policy", "--env", "db", "--rescue", "none", "--agent", "solver"), ("cannot be trained",
+     "tiny:NAME")),
+    (("train", "policy", "--env", "db", "--rescue", "none", "--agent", "tiny:BAD"), ("'BAD' is malformed",)),
+    (("train", "policy", "--env", "db", "--rescue", "none", "--tasks-per-step", "3", "--micro-batches", "5"),
+     ("must divide by micro_batches",)),
+    (("train", "policy", "--env", "db", "--pool", "{adir}"), ("has no pool.json", "pool evolve")),
+    (("train", "policy", "--env", "household", "--pool", "{shoppool}"), ("evolved for env 'shop'",
+     "--env household")),
+    (("train", "policy", "--env", "db", "--rescue", "none", "--out", "/dev/null"), ("'--out'", "not a dir")),
     (("experiment", "r1", "--env", "bogus"), ("unknown environment 'bogus'", "known:")),
     (("experiment", "r1", "--env", "db", "--agent", "sovler"), ("unknown agent 'sovler'", "mean 'solver'")),
     (("experiment", "r1", "--env", "db", "--agent", "random", "--transfer-agent", "nope"), ("agent 'nope'",)),
@@ -218,7 +246,7 @@ def test_the_cases_cover_every_command() -> None:
     groups = {
         "patch": ["try"],
         "agent": ["eval", "train"],
-        "train": ["engineer"],
+        "train": ["engineer", "policy"],
         "experiment": ["r1"],
         "pool": ["evolve", "show", "eval", "reanchor"],
     }

@@ -122,8 +122,9 @@ class TrainingSession:
         self.engine = RolloutEngine(
             config.env, config.split, self.backend, concurrency=config.concurrency, annotate=failure_codes
         )
-        self.h0 = Harness.base(config.env)
         self.pool, self.router = self._pool()
+        # H0 is the pool's base harness when there is a pool (the one its siblings were evolved from)
+        self.h0 = Harness(self.pool.h0) if self.pool is not None else Harness.base(config.env)
         self.rescuer = Rescuer(
             self.engine,
             self.h0,

@@ -1,0 +1,166 @@
+"""Policy GRPO with sibling rescue, for real at micro scale: the shipped tiny household agent, a pool whose
+H0 has a 3-step budget (no household task fits in it, so every H0 group fails) and siblings that lift the
+budget (they can rescue), TRL doing the optimisation. Checks the rescue bookkeeping, the decision log, the
+metrics, the model directory (it runs as ``hf:DIR``), an exact resume, and the CLI's JSON contract."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+
+from reharness.envs.registry import make_env  # noqa: E402
+from reharness.failures import failure_codes  # noqa: E402
+from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions  # noqa: E402
+from reharness.pool.profile import measure_profile  # noqa: E402
+from reharness.runtime import EpisodeRunner, Harness, SolverAgent, base_harness_config  # noqa: E402
+from reharness.runtime.harness import HarnessConfig  # noqa: E402
+from reharness.store.records import EpisodeRecord  # noqa: E402
+from reharness.training.policy_config import PolicyTrainConfig  # noqa: E402
+from reharness.training.policy_train import train_policy  # noqa: E402
+
+MICRO = dict(env="household", agent="tiny:household-S", k=2, tasks_per_step=2, micro_batches=2, concurrency=8)
+
+
+def run_episodes(config: HarnessConfig, n: int) -> list[EpisodeRecord]:
+    """The scripted solver on valid tasks 0..n-1 under ``config`` (for the pool's validation profile)."""
+
+    async def go() -> list[EpisodeRecord]:
+        env, out = make_env("household", split="valid"), []
+        for i in range(n):
+            record = await EpisodeRunner(env, SolverAgent(), Harness(config)).run(env.get_task(i), seed=0)
+            record.failure_codes = failure_codes(record)
+            out.append(record)
+        return out
+
+    return asyncio.run(go())
+
+
+def tight_pool(root: Path) -> Path:
+    """A saved pool: H0 with step_limit 3; ``long-budget`` (step_limit 30) and ``mid-budget`` (12)."""
+    h0 = base_harness_config("household").model_copy(update={"step_limit": 3})
+    siblings = [
+        Sibling(
+            name="long-budget", direction="loop_recovery", base=h0, delta={"step_limit": 30}, description="30"
+        ),
+        Sibling(
+            name="mid-budget", direction="state_memory", base=h0, delta={"step_limit": 12}, description="12"
+        ),
+    ]
+    pool = Pool("household", h0, siblings, PolicyRef(spec="solver"), builtin_directions())
+    pool.save(root)
+    h0_records = run_episodes(h0, n=6)
+    others = {s.id: run_episodes(s.harness().config, n=6) for s in siblings}
+    profile = measure_profile(pool, h0_records, others, policy=PolicyRef(spec="solver"), split="valid")
+    from reharness.pool.pool import load_pool
+
+    loaded = load_pool(root)
+    profile.save(loaded)
+    return root
+
+
+@pytest.fixture(scope="module")
+def pool_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tight_pool(tmp_path_factory.mktemp("pool"))
+
+
+def metrics(out: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(pool_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    config = PolicyTrainConfig(
+        **MICRO, pool=str(pool_dir), rescue="router", steps=2, save_steps=1, out=str(out)
+    )
+    summary = train_policy(config)
+    lines = metrics(out)
+    assert [m["step"] for m in lines] == [1, 2] and summary["steps"] == 2
+    for m in lines:
+        assert m["all_fail_groups"] == 2 and m["h0_success"] == 0.0  # nothing fits in 3 steps
+        assert m["rescues_tried"] == 2 and m["costs"]["episodes"] == {"h0": 4, "rescue": 4}
+        assert {r["name"] for r in m["rescues"]} == {"long-budget"}  # the validation rule's best sibling
+        assert m["trl"]["loss"] == m["trl"]["loss"]  # a number (not NaN)
+    assert summary["rollouts"] == 16
+    assert summary["rescues"]["tried"] == 4
+    succeeded = sum(m["rescues_succeeded"] for m in lines)
+    assert summary["rescues"]["succeeded"] == succeeded
+    # the router's log: one decision per rescue, each followed by its outcome
+    log = [json.loads(line) for line in (out / "decisions.jsonl").read_text().splitlines()]
+    decisions = [e for e in log if "choice" in e]
+    outcomes = [e for e in log if "outcome" in e and "choice" not in e]
+    assert len(decisions) == 4 and len(outcomes) == 4
+    assert sum(o["outcome"]["successes"] > 0 for o in outcomes) == succeeded
+    # where a rescue succeeded, the group trained (rows); the policy changed
+    if succeeded:
+        assert sum(m["rows"] for m in lines) > 0
+        assert any(m["trl"]["grad_norm"] > 0 for m in lines)
+
+    # the trained policy is an ordinary Hugging Face model directory: it runs as hf:DIR
+    from reharness.envs.registry import make_env
+    from reharness.models.registry import make_agent
+    from reharness.runtime import EpisodeRunner, Harness
+
+    agent = make_agent(f"hf:{summary['path']}")
+    env = make_env("household", split="test")
+    record = asyncio.run(EpisodeRunner(env, agent, Harness.base("household")).run(env.get_task(0), seed=0))
+    assert record.num_steps > 0 and record.error is None
+
+    # lose the last step (as a crash after checkpoint 1 would) and rerun: step 2 is recomputed exactly
+    shutil.rmtree(out / "checkpoints" / "checkpoint-2")
+    shutil.rmtree(out / "model")
+    again = train_policy(config)
+    redone = metrics(out)
+    assert [m["step"] for m in redone] == [1, 2]
+    for key in ("tasks", "h0_success", "rescues", "rows", "trained_tokens", "costs"):
+        if key == "costs":
+            assert redone[1][key]["episodes"] == lines[1][key]["episodes"]
+        else:
+            assert redone[1][key] == lines[1][key], key
+    assert redone[1]["trl"]["loss"] == pytest.approx(lines[1]["trl"]["loss"], rel=1e-4, abs=1e-6)
+    assert again["rollouts"] == summary["rollouts"] and again["resumed_from"].endswith("checkpoint-1")
+    log_again = (out / "decisions.jsonl").read_text().splitlines()
+    assert len(log_again) == len(log)  # the redone step's decisions replaced, not duplicated
+
+
+def test_equal_compute_resampling_and_no_rescue(pool_dir: Path, tmp_path: Path) -> None:
+    none = train_policy(
+        PolicyTrainConfig(**MICRO, pool=str(pool_dir), rescue="none", steps=1, out=str(tmp_path / "none"))
+    )
+    assert none["rollouts"] == 4 and none["rescues"] == {"tried": 0, "succeeded": 0}
+    line = metrics(tmp_path / "none")[0]
+    assert line["rows"] == 0  # every group failed: no variance, nothing to learn (the problem rescue solves)
+    resample = train_policy(
+        PolicyTrainConfig(**MICRO, pool=str(pool_dir), rescue="resample", steps=1, out=str(tmp_path / "rs"))
+    )
+    line = metrics(tmp_path / "rs")[0]
+    assert line["costs"]["episodes"] == {"h0": 4, "resample": 4} and resample["rollouts"] == 8
+    assert {r["harness"] for r in line["rescues"]} == {"H0"}
+    assert line["rescues_succeeded"] == 0  # fresh H0 rollouts cannot fit a task in 3 steps either
+
+
+def test_cli_json_contract(pool_dir: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    out = tmp_path / "cli"
+    args = ["train", "policy", "--env", "household", "--pool", str(pool_dir), "--rescue", "random"]
+    args += ["--k", "2", "--steps", "1", "--tasks-per-step", "2", "--micro-batches", "2", "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(data) == {"path", "steps", "rollouts", "rescues", "train_seconds"}
+    assert data["steps"] == 1 and data["rollouts"] == 8 and data["rescues"]["tried"] == 2
+    assert (Path(data["path"]) / "config.json").is_file()
+    saved = json.loads((out / "train_config.json").read_text())
+    assert saved["rescue"] == "random" and saved["k"] == 2
+    # the same --out with other options is refused (exit 2), nothing trained
+    result = CliRunner().invoke(app, [*args[:-2], "--k", "4", "--out", str(out)])
+    assert result.exit_code == 2
+    assert "another --out" in result.output

@@ -78,12 +78,16 @@ class _Recorder(Agent):
     """Forwards calls to the policy and keeps every call's tokens (one recorder per episode)."""
 
     def __init__(self, inner: Agent) -> None:
-        self.inner = inner
+        self.inner = self.bound = inner
         self.policy_id = inner.policy_id
         self.calls: list[ChatResponse] = []
 
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        self.bound = self.inner.start_episode(env, protocol)  # scripted agents bind to the env here
+        return self
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        response = await self.inner.complete(request)
+        response = await self.bound.complete(request)
         self.calls.append(response)
         return response
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 
 from reharness.envs.registry import make_env
@@ -40,10 +41,14 @@ async def main(args: argparse.Namespace) -> dict:
     tasks = random.Random(args.seed).sample(range(env.num_tasks()), args.tasks)
     env.close()
     started = time.perf_counter()
-    common = dict(k=args.k, seed=args.seed, temperature=args.temperature, pool=pool)
+    from reharness.training.policy_grpo import reply_budget
+
+    budget = reply_budget(getattr(agent, "model", None))
+    common = dict(k=args.k, seed=args.seed, temperature=args.temperature, pool=pool, max_tokens=budget)
     mode = "router" if router else "none"
     base = Rescuer(engine, Harness.base(args.env), rescue=mode, router=router, **common)
     report = await base.step(0, tasks)
+    print(f"H0 groups done in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     h0_seconds = engine.stats.seconds.get("h0", 0.0)
     failed = [g for g in report.groups if g.all_failed_in_h0]
     out = {

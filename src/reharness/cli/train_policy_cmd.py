@@ -73,6 +73,10 @@ def policy_command(
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 20,
     tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
     temperature: Annotated[float, typer.Option(min=0.01, help="Rollout sampling temperature.")] = 1.0,
+    max_new_tokens: Annotated[
+        int | None,
+        typer.Option(min=1, help="Reply budget of rollouts (default: the model's max_new_tokens)."),
+    ] = None,
     rewritten_turns: Annotated[
         RewrittenTurns, typer.Option(help="Turns a hook rewrote or forced: mask, executed or raw.")
     ] = RewrittenTurns.mask,
@@ -123,6 +127,7 @@ def policy_command(
         steps=steps,
         tasks_per_step=tasks_per_step,
         temperature=temperature,
+        max_new_tokens=max_new_tokens,
         rewritten_turns=rewritten_turns.value,
         rescue_group=rescue_group.value,
         reanchor_every=reanchor_every,

@@ -37,6 +37,13 @@ class PolicyTrainConfig(BaseModel):
     tasks_per_step: int = Field(4, gt=0)
     temperature: float = Field(1.0, gt=0, description="Sampling temperature of training rollouts.")
     top_p: float = Field(1.0, gt=0, le=1)
+    max_new_tokens: int | None = Field(
+        None,
+        gt=0,
+        description="Reply budget of training rollouts (default: the model's generation_config "
+        "max_new_tokens, else the harness's). A sampled reply that never ends would otherwise run to the "
+        "harness's 512 tokens and stay in every later prompt of the episode.",
+    )
     rewritten_turns: Literal["mask", "executed", "raw"] = "mask"
     rescue_group: Literal["replace", "mixed"] = "replace"
     reanchor_every: int = Field(0, ge=0, description="Re-anchor the pool's profile every R steps (0: never).")

@@ -44,6 +44,12 @@ def params_hash(model: Any) -> str:
     return digest.hexdigest()[:16]
 
 
+def reply_budget(model: Any) -> int | None:
+    """The model's own reply budget (``generation_config.max_new_tokens``; the tiny agents set it)."""
+    value = getattr(getattr(model, "generation_config", None), "max_new_tokens", None)
+    return int(value) if value else None
+
+
 def _trainer_class() -> type:
     from trl import GRPOTrainer
 
@@ -137,6 +143,7 @@ class TrainingSession:
             router=self.router,
             rescue_group=config.rescue_group,
             audit=config.audit,
+            max_tokens=config.max_new_tokens or reply_budget(model),
         )
         self.pending: dict[str, Any] = {}
         self.totals = {"rollouts": 0, "rescues_tried": 0, "rescues_succeeded": 0}

@@ -36,10 +36,13 @@ from reharness.runtime.harness import Harness
 from reharness.training.rollouts import Job, Rollout, RolloutEngine, replay_in_h0
 
 
-def with_sampling(harness: Harness, temperature: float, top_p: float = 1.0) -> Harness:
-    """``harness`` sampling at ``temperature`` (training rollouts), everything else unchanged."""
+def with_sampling(
+    harness: Harness, temperature: float, top_p: float = 1.0, max_tokens: int | None = None
+) -> Harness:
+    """``harness`` sampling at ``temperature`` (training rollouts) with at most ``max_tokens`` per reply
+    (default: the harness's own budget), everything else unchanged."""
     sampling = SamplingParams(
-        temperature=temperature, top_p=top_p, max_tokens=harness.config.sampling.max_tokens
+        temperature=temperature, top_p=top_p, max_tokens=max_tokens or harness.config.sampling.max_tokens
     )
     return Harness(harness.config.model_copy(update={"sampling": sampling}), harness.overlays)
 
@@ -123,14 +126,15 @@ class Rescuer:
         rescue_group: str = "replace",
         audit: bool = True,
         sibling_workers: int = 8,
+        max_tokens: int | None = None,
     ) -> None:
         if rescue == "router" and router is None:
             raise ValueError("rescue='router' needs a router")
         if rescue in ("router", "random") and (pool is None or not pool.siblings):
             raise ValueError(f"rescue={rescue!r} needs a pool with at least one sibling")
         self.engine, self.rescue, self.k, self.seed = engine, rescue, k, seed
-        self.temperature, self.top_p = temperature, top_p
-        self.h0 = with_sampling(h0, temperature, top_p)
+        self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
+        self.h0 = with_sampling(h0, temperature, top_p, max_tokens)
         self.pool, self.router = pool, router
         self.rescue_group, self.audit = rescue_group, audit
         self._siblings: dict[str, Harness] = {}
@@ -146,7 +150,9 @@ class Rescuer:
             assert self.pool is not None
             sibling = self.pool.get(sibling_id)
             harness = sibling.harness(max_workers=self._sibling_workers)
-            self._siblings[sibling_id] = with_sampling(harness, self.temperature, self.top_p)
+            self._siblings[sibling_id] = with_sampling(
+                harness, self.temperature, self.top_p, self.max_tokens
+            )
         return self._siblings[sibling_id]
 
     def _jobs(self, step: int, task: int, harness: Harness, label: str, role: Any) -> list[Job]:

@@ -39,8 +39,9 @@ class RescueGroup(enum.StrEnum):
     mixed = "mixed"
 
 
-def check_pool_for(pool: Path | None, env: str) -> None:
-    """Load ``pool`` (every hash checked) and its profile, and refuse a pool of another environment."""
+def check_pool_for(pool: Path | None, env: str, rescue: str = "router") -> None:
+    """Load ``pool`` (every hash checked) and, for the router, its profile; refuse a pool of another
+    environment, or an empty one when siblings must rescue."""
     if pool is None:
         return
     from reharness.pool.pool import load_pool
@@ -52,12 +53,13 @@ def check_pool_for(pool: Path | None, env: str) -> None:
             f"--pool {str(pool)!r} was evolved for env {loaded.env!r}, not {env!r}",
             hint=f"pass a pool evolved with `reharness pool evolve --env {env}`",
         )
-    if not loaded.siblings:
+    if rescue in ("router", "random") and not loaded.siblings:
         raise ConfigError(
             f"--pool {str(pool)!r} has no siblings: nothing can rescue a group",
             hint="evolve a larger pool, or train with --rescue resample|none",
         )
-    load_profile(loaded)
+    if rescue == "router":
+        load_profile(loaded)
 
 
 def policy_command(
@@ -140,8 +142,7 @@ def policy_command(
         out=str(out),
         report_to=["tensorboard"] if tensorboard else [],
     )
-    if config.rescue in ("router", "random"):
-        check_pool_for(pool, env_name)
+    check_pool_for(pool, env_name, config.rescue)
     from reharness.cli.progress import progress_display, step_reporter
     from reharness.training.policy_train import train_policy
 

@@ -152,13 +152,13 @@ class TrainingSession:
         self.pending_reanchor: dict[str, Any] | None = None
 
     def _pool(self) -> tuple[Any, Any]:
-        if not self.config.pool or self.config.rescue in ("none", "resample"):
+        if not self.config.pool:
             return None, None
         from reharness.pool.pool import load_pool
         from reharness.pool.profile import load_profile
         from reharness.pool.router import Router
 
-        pool = load_pool(self.config.pool)
+        pool = load_pool(self.config.pool)  # H0 is the pool's for every method, so methods compare
         if self.config.rescue != "router":
             return pool, None
         judges: list[Any] = []

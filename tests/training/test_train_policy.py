@@ -76,7 +76,14 @@ def metrics(out: Path) -> list[dict]:  # type: ignore[type-arg]
 def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(pool_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     config = PolicyTrainConfig(
-        **MICRO, pool=str(pool_dir), rescue="router", steps=2, save_steps=1, out=str(out)
+        **MICRO,
+        pool=str(pool_dir),
+        rescue="router",
+        steps=2,
+        save_steps=1,
+        reanchor_every=1,
+        reanchor_n=4,
+        out=str(out),
     )
     summary = train_policy(config)
     lines = metrics(out)
@@ -87,6 +94,12 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(pool_dir: 
         assert {r["name"] for r in m["rescues"]} == {"long-budget"}  # the validation rule's best sibling
         assert m["trl"]["loss"] == m["trl"]["loss"]  # a number (not NaN)
     assert summary["rollouts"] == 16
+    # re-anchored before step 2 with the step-1 weights: a profile of another policy, on valid tasks
+    assert "reanchor" not in lines[0] and lines[1]["reanchor"]["step"] == 1
+    profile = json.loads((out / "profiles" / "step-00001.json").read_text())
+    evolved = json.loads((pool_dir / "profile.json").read_text())["policy_hash"]
+    assert profile["policy_hash"] == lines[1]["reanchor"]["policy_hash"] != evolved
+    assert profile["policy"]["spec"].startswith("train-policy:") and profile["split"] == "valid"
     assert summary["rescues"]["tried"] == 4
     succeeded = sum(m["rescues_succeeded"] for m in lines)
     assert summary["rescues"]["succeeded"] == succeeded

@@ -150,9 +150,7 @@ class Rescuer:
             assert self.pool is not None
             sibling = self.pool.get(sibling_id)
             harness = sibling.harness(max_workers=self._sibling_workers)
-            self._siblings[sibling_id] = with_sampling(
-                harness, self.temperature, self.top_p, self.max_tokens
-            )
+            self._siblings[sibling_id] = with_sampling(harness, self.temperature, self.top_p, self.max_tokens)
         return self._siblings[sibling_id]
 
     def _jobs(self, step: int, task: int, harness: Harness, label: str, role: Any) -> list[Job]:

@@ -32,6 +32,7 @@ also parsed into ``tool_calls``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import threading
 import time
@@ -123,6 +124,18 @@ class HFBackend(Agent):
     ) -> None:
         import torch
 
+        #: constructor arguments: a pickled backend is its recipe, rebuilt (model loaded) where unpickled
+        self._recipe: dict[str, Any] = {
+            "policy_id": policy_id,
+            "max_batch_size": max_batch_size,
+            "batch_window_s": batch_window_s,
+            "max_wait_s": max_wait_s,
+            "device": device,
+            "dtype": dtype,
+            "num_threads": num_threads,
+            "prefix_cache_mb": prefix_cache_mb,
+            "prefill_budget": prefill_budget,
+        }
         if num_threads:
             torch.set_num_threads(num_threads)
         self.path = Path(path)
@@ -157,6 +170,11 @@ class HFBackend(Agent):
         self._worker: asyncio.Task[None] | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the recipe (model directory and options), not the weights: a Ray actor that receives
+        the backend loads the model once, from the same directory (shared storage on a cluster)."""
+        return (functools.partial(HFBackend, **self._recipe), (str(self.path),))
 
     def _stop_ids(self) -> set[int]:
         ids: set[int] = set()

@@ -70,7 +70,7 @@ def build_executor(
         given = [name for name, value in options if value is not None]
         if given:
             raise ConfigError(
-                f"{' and '.join(given)} only apply to --executor ray",
+                f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to --executor ray",
                 hint="add --executor ray, or drop " + " and ".join(given),
             )
         return LocalExecutor()

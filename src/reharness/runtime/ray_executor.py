@@ -45,6 +45,10 @@ from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord
 
 INSTALL_HINT = "pip install 'reharness[ray]'"
+#: the most episodes one actor plays at once (--concurrency is split over the actors, up to this)
+MAX_SLOTS = 256
+#: episodes queued on an actor beyond the ones it plays: the next one starts without a driver round trip
+PREFETCH = 2
 
 
 class RayExecutorError(ReharnessError):
@@ -94,23 +98,26 @@ class _BatchContext:
     env_kwargs: dict[str, Any]
     harness: Harness
     annotate: Annotate | None
+    slots: int  # episodes an actor plays at once (more may wait in its queue: see PREFETCH)
 
 
 @dataclass
 class _ActorBatch:
     context: _BatchContext
     agent: Agent
+    playing: asyncio.Semaphore
     envs: list[Any] = field(default_factory=list)
 
 
 class EpisodeActor:
-    """One Ray actor (an async actor: its episodes share one event loop, up to ``slots`` at a time).
+    """One Ray actor (an async actor: its episodes share one event loop, a batch's ``slots`` at a time).
 
     Agents are kept by key for the actor's life (an in-process model loads once per actor); the envs and
-    the harness copy of a batch live until :meth:`end_batch`."""
+    the harness copy of a batch live until :meth:`end_batch`. Env steps run in worker threads (created on
+    demand, at most one per concurrent episode in use)."""
 
-    def __init__(self, slots: int) -> None:
-        self.steps = ThreadPoolExecutor(max_workers=max(1, slots), thread_name_prefix="env")
+    def __init__(self) -> None:
+        self.steps = ThreadPoolExecutor(max_workers=MAX_SLOTS, thread_name_prefix="env")
         self.agents: dict[str, asyncio.Future[Agent]] = {}
         self.batches: dict[str, asyncio.Future[_ActorBatch]] = {}
 
@@ -133,7 +140,7 @@ class EpisodeActor:
 
             async def load() -> _ActorBatch:
                 context, agent = await asyncio.gather(self._fetch(ref), self._agent(agent_key, agent_ref))
-                return _ActorBatch(context, agent)
+                return _ActorBatch(context, agent, asyncio.Semaphore(context.slots))
 
             self.batches[key] = asyncio.ensure_future(load())
         return await self.batches[key]
@@ -144,13 +151,14 @@ class EpisodeActor:
         """Play episode ``index`` (task ``task_index``, seed ``seed``); return its stored JSON line."""
         batch = await self._batch(key, refs[0], agent_key, refs[1])
         ctx = batch.context
-        env = batch.envs.pop() if batch.envs else make_env(ctx.env_name, **ctx.env_kwargs)
-        try:
-            runner = EpisodeRunner(env, batch.agent, ctx.harness, ctx.run_id, executor=self.steps)
-            task = await runner.env_call(env.get_task, task_index)
-            record = await runner.run(task, seed, index)
-        finally:
-            batch.envs.append(env)
+        async with batch.playing:
+            env = batch.envs.pop() if batch.envs else make_env(ctx.env_name, **ctx.env_kwargs)
+            try:
+                runner = EpisodeRunner(env, batch.agent, ctx.harness, ctx.run_id, executor=self.steps)
+                task = await runner.env_call(env.get_task, task_index)
+                record = await runner.run(task, seed, index)
+            finally:
+                batch.envs.append(env)
         return finished_line(record, ctx.annotate)
 
     async def end_batch(self, key: str) -> None:
@@ -185,7 +193,6 @@ class RayExecutor:
         self.ray = require_ray()
         #: one actor handle per position; a dead actor's position gets a replacement
         self.actors: list[Any] = []
-        self.slots = 1
         self.retried = 0  #: episodes sent again after their actor died
         self.deaths = 0  #: actors replaced
         self._started_ray = False
@@ -217,14 +224,13 @@ class RayExecutor:
         remote = self.ray.remote(EpisodeActor).options(
             num_cpus=self.options.actor_cpus,
             num_gpus=self.options.actor_gpus,
-            max_concurrency=self.slots + 4,  # the episodes plus end_batch / close calls
+            max_concurrency=MAX_SLOTS + PREFETCH + 4,  # episodes (playing, queued), end_batch, close
         )
-        return remote.remote(self.slots)
+        return remote.remote()
 
-    async def start(self, slots: int) -> None:
-        """Start the actors (``slots`` concurrent episodes each) and wait until every one is up."""
+    async def start(self) -> None:
+        """Start the actors and wait until every one is up."""
         self.connect()
-        self.slots = max(1, slots)
         self.actors = [self._spawn() for _ in range(self.options.actors)]
         try:
             await asyncio.wait_for(
@@ -282,14 +288,18 @@ class RayExecutor:
         if not missing:
             return
         if not self.actors:
-            await self.start(math.ceil(batch.concurrency / self.options.actors))
+            await self.start()
         ray = self.ray
         key = uuid.uuid4().hex
-        context = _BatchContext(batch.run_id, batch.env_name, batch.env_kwargs, batch.harness, batch.annotate)
+        slots = min(MAX_SLOTS, math.ceil(batch.concurrency / len(self.actors)))
+        context = _BatchContext(
+            batch.run_id, batch.env_name, batch.env_kwargs, batch.harness, batch.annotate, slots
+        )
         agent_key, agent_ref = self._agent_ref(batch.agent)
         refs = [ray.put(context), agent_ref]
+        # each actor gets its slots plus PREFETCH queued episodes, so it never idles for a round trip
         free: asyncio.Queue[int] = asyncio.Queue()
-        for _ in range(self.slots):
+        for _ in range(slots + PREFETCH):
             for position in range(len(self.actors)):
                 free.put_nowait(position)
         lost = (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError)

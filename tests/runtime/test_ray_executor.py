@@ -82,6 +82,25 @@ def test_same_digest_as_the_local_executor(cluster: str, env: str, n: int, tmp_p
     assert sorted(stored_indices(str(remote["out"]))) == list(range(n))
 
 
+def test_a_served_model_is_called_from_the_actors(cluster: str, tmp_path: Path) -> None:
+    """``--agent openai:…`` with the Ray executor: the actors call the server (a local OpenAI-compatible
+    server answering like vLLM: choices, usage, logprobs); the trajectories match the local executor's."""
+    from reharness.models.server import ChatServer, ServerThread
+    from reharness.runtime import FunctionAgent
+
+    (tmp_path / "h.yaml").write_text("step_limit: 3\n")
+    server = ChatServer(FunctionAgent(lambda request: "Action: look"), model_name="m")
+    with ServerThread(server):
+        args = ["--env", "household", "--agent", f"openai:m@{server.base_url}", "--n", "4"]
+        args += ["--harness", str(tmp_path / "h.yaml")]
+        local = cli_run(*args, "--out", str(tmp_path / "local"))
+        served = len(server.request_times)
+        remote = cli_run(*args, "--out", str(tmp_path / "ray"), "--executor", "ray")
+    assert served == 12 and len(server.request_times) == 24  # 4 episodes x 3 steps, once per executor
+    assert remote["valid_replies"] == remote["model_requests"] == 12
+    assert remote["trajectory_digest"] == local["trajectory_digest"]
+
+
 def test_an_actor_killed_mid_run_has_its_episodes_retried(cluster: str, tmp_path: Path) -> None:
     import ray
     from ray_agents import SlowSolver

@@ -97,18 +97,24 @@ def _fmt(values: list[float]) -> str:
     return "/".join(f"{v:.1f}" for v in values)
 
 
-def simulate(per_episode_s: float, driver_s: float, actors_per_machine: int, machines: list[int]) -> None:
-    """Predicted episodes/s on N machines: each machine's actors play episodes at ``1 / per_episode_s``
-    each; the one driver handles at most ``1 / driver_s`` episodes per second (dispatch + store)."""
-    print(
-        f"\nscaling simulation: {per_episode_s * 1000:.1f} ms of actor time per episode, "
-        f"{driver_s * 1000:.2f} ms of driver time per episode, {actors_per_machine} actors per machine"
-    )
+def simulate(
+    title: str,
+    actor_rate: float,
+    driver_s: float,
+    actors_per_machine: int,
+    machines: list[int],
+    server_rate_per_machine: float | None = None,
+) -> None:
+    """Predicted episodes/s on N machines: each actor plays ``actor_rate`` episodes/s, the one driver
+    dispatches and stores at most ``1 / driver_s`` episodes/s, and (served models) the model servers of
+    each machine sustain ``server_rate_per_machine`` episodes/s. The smallest bound wins."""
+    print(f"\nscaling simulation, {title}:")
     for n in machines:
-        actors_rate = n * actors_per_machine / per_episode_s
-        rate = min(actors_rate, 1 / driver_s)
-        bound = "driver-bound" if actors_rate > 1 / driver_s else "actor-bound"
-        print(f"  {n:>4} machines: {rate:10.0f} ep/s  ({bound})")
+        bounds = {"actors": n * actors_per_machine * actor_rate, "driver": 1 / driver_s}
+        if server_rate_per_machine is not None:
+            bounds["model servers"] = n * server_rate_per_machine
+        limit = min(bounds, key=bounds.__getitem__)
+        print(f"  {n:>4} machines: {bounds[limit]:10.1f} ep/s  ({limit}-bound)")
 
 
 async def main() -> None:
@@ -148,11 +154,23 @@ async def main() -> None:
                 args.actors,
                 root,
             )
+        machines = [1, 2, 4, 8, 16, 32, 64]
         simulate(
-            solver["local_cpu_s"],
+            f"solver episodes ({solver['local_cpu_s'] * 1000:.1f} ms CPU each, measured; driver "
+            f"{solver['driver_cpu_s'] * 1000:.2f} ms each, measured; 16 one-core actors per machine)",
+            1 / solver["local_cpu_s"],
             solver["driver_cpu_s"],
-            actors_per_machine=16,
-            machines=[1, 2, 4, 8, 16, 32, 64],
+            16,
+            machines,
+        )
+        simulate(
+            "served 9B target (assumed: 40 s per episode, 64 episodes per actor, 8 actors and one 8-GPU "
+            "vLLM fleet per machine at 1.25 episodes/s per GPU; driver cost measured above)",
+            64 / 40,
+            solver["driver_cpu_s"],
+            8,
+            machines,
+            server_rate_per_machine=8 * 1.25,
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -32,7 +32,6 @@ also parsed into ``tool_calls``.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import threading
 import time
@@ -97,6 +96,18 @@ def load_model_dir(path: str | Path, device: str = "cpu", dtype: str | None = No
         )
     model.to(device).eval()
     return tokenizer, model
+
+
+_LOADED: dict[tuple[str, tuple[tuple[str, Any], ...]], HFBackend] = {}
+_LOADING = threading.Lock()
+
+
+def _loaded(path: str, recipe: tuple[tuple[str, Any], ...]) -> HFBackend:
+    """The backend of ``recipe`` in this process, loaded on first use (what an unpickled backend is)."""
+    with _LOADING:
+        if (path, recipe) not in _LOADED:
+            _LOADED[(path, recipe)] = HFBackend(path, **dict(recipe))
+        return _LOADED[(path, recipe)]
 
 
 class HFBackend(Agent):
@@ -172,9 +183,10 @@ class HFBackend(Agent):
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle as the recipe (model directory and options), not the weights: a Ray actor that receives
-        the backend loads the model once, from the same directory (shared storage on a cluster)."""
-        return (functools.partial(HFBackend, **self._recipe), (str(self.path),))
+        """Pickle as the recipe (model directory and options), not the weights: the process that unpickles
+        it (a Ray actor) loads the model from the same directory (shared storage on a cluster), once per
+        process and recipe (:func:`_loaded`), however many batches ship it."""
+        return (_loaded, (str(self.path), tuple(sorted(self._recipe.items()))))
 
     def _stop_ids(self) -> set[int]:
         ids: set[int] = set()

@@ -9,14 +9,19 @@ on this process's event loop) and the Ray executor (:mod:`reharness.runtime.ray_
 long-lived Ray actors) write the same records into the same run directory, and a run started with one
 resumes with the other.
 
-``ray`` is optional: :func:`make_executor` imports the Ray executor only when asked for it.
+A command that runs many batches through code that does not take an executor (``improve``'s paired
+reruns, ``pool evolve``) sets the executor of its batches with :func:`use_executor`; ``run_batch``
+uses it when it is not given one. ``ray`` is optional: :func:`make_executor` imports the Ray executor only
+when asked for it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -141,6 +146,25 @@ class LocalExecutor:
             steps.shutdown(wait=False, cancel_futures=True)
         while not envs.empty():
             envs.get_nowait().close()
+
+
+_current: ContextVar[EpisodeExecutor | None] = ContextVar("reharness_executor", default=None)
+
+
+@contextlib.contextmanager
+def use_executor(executor: EpisodeExecutor) -> Iterator[EpisodeExecutor]:
+    """Within the block (and the asyncio tasks started in it), ``run_batch`` without an ``executor``
+    argument plays its episodes on ``executor``."""
+    token = _current.set(executor)
+    try:
+        yield executor
+    finally:
+        _current.reset(token)
+
+
+def current_executor() -> EpisodeExecutor:
+    """The executor set by :func:`use_executor`, else a :class:`LocalExecutor`."""
+    return _current.get() or LocalExecutor()
 
 
 def make_executor(

@@ -36,7 +36,7 @@ from reharness.runtime.dispatch import (
     EpisodeBatch,
     EpisodeExecutor,
     HarnessRoute,
-    LocalExecutor,
+    current_executor,
     episode_seed,
 )
 from reharness.runtime.harness import Harness
@@ -186,11 +186,12 @@ async def run_batch(
     counts as finished (``on_episode``, the result) only once it is on disk. ``group_commit=False`` writes
     each episode synchronously on the loop instead (the old path; ``benchmarks/bench_store.py`` compares).
 
-    ``executor`` plays the episodes (:mod:`reharness.runtime.dispatch`; default: this process's event
-    loop, :class:`LocalExecutor`; :class:`~reharness.runtime.ray_executor.RayExecutor`: Ray actors). It is
-    not part of the run's hash: every executor writes the same records into the same run directory.
+    ``executor`` plays the episodes (:mod:`reharness.runtime.dispatch`; default: the one set by
+    :func:`~reharness.runtime.dispatch.use_executor`, else this process's event loop;
+    :class:`~reharness.runtime.ray_executor.RayExecutor`: Ray actors). It is not part of the run's hash:
+    every executor writes the same records into the same run directory.
     """
-    executor = executor or LocalExecutor()
+    executor = executor or current_executor()
     if route is not None and executor.name != "local":
         raise ConfigError(
             f"a routed run (--pool) runs on the local executor only, not on {executor.name!r}",

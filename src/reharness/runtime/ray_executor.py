@@ -97,6 +97,7 @@ class _BatchContext:
     env_name: str
     env_kwargs: dict[str, Any]
     harness: Harness
+    agent: Agent
     annotate: Annotate | None
     slots: int  # episodes an actor plays at once (more may wait in its queue: see PREFETCH)
 
@@ -104,7 +105,6 @@ class _BatchContext:
 @dataclass
 class _ActorBatch:
     context: _BatchContext
-    agent: Agent
     playing: asyncio.Semaphore
     envs: list[Any] = field(default_factory=list)
 
@@ -112,13 +112,13 @@ class _ActorBatch:
 class EpisodeActor:
     """One Ray actor (an async actor: its episodes share one event loop, a batch's ``slots`` at a time).
 
-    Agents are kept by key for the actor's life (an in-process model loads once per actor); the envs and
-    the harness copy of a batch live until :meth:`end_batch`. Env steps run in worker threads (created on
-    demand, at most one per concurrent episode in use)."""
+    The envs, the harness copy and the agent copy of a batch live until :meth:`end_batch`; an in-process
+    model inside the agent is loaded once per actor process (the backend's unpickling reuses a model
+    already loaded from the same recipe), so batch after batch finds it loaded. Env steps run in worker
+    threads (created on demand, at most one per concurrent episode)."""
 
     def __init__(self) -> None:
         self.steps = ThreadPoolExecutor(max_workers=MAX_SLOTS, thread_name_prefix="env")
-        self.agents: dict[str, asyncio.Future[Agent]] = {}
         self.batches: dict[str, asyncio.Future[_ActorBatch]] = {}
 
     def ready(self) -> bool:
@@ -130,31 +130,24 @@ class EpisodeActor:
         loop = asyncio.get_running_loop()  # unpickling may load a model: off the actor's event loop
         return await loop.run_in_executor(None, ray.get, ref)
 
-    async def _agent(self, key: str, ref: Any) -> Agent:
-        if key not in self.agents:
-            self.agents[key] = asyncio.ensure_future(self._fetch(ref))
-        return await self.agents[key]
-
-    async def _batch(self, key: str, ref: Any, agent_key: str, agent_ref: Any) -> _ActorBatch:
+    async def _batch(self, key: str, ref: Any) -> _ActorBatch:
         if key not in self.batches:
 
             async def load() -> _ActorBatch:
-                context, agent = await asyncio.gather(self._fetch(ref), self._agent(agent_key, agent_ref))
-                return _ActorBatch(context, agent, asyncio.Semaphore(context.slots))
+                context = await self._fetch(ref)
+                return _ActorBatch(context, asyncio.Semaphore(context.slots))
 
             self.batches[key] = asyncio.ensure_future(load())
         return await self.batches[key]
 
-    async def episode(
-        self, key: str, refs: list[Any], agent_key: str, task_index: int, index: int, seed: int
-    ) -> str:
+    async def episode(self, key: str, refs: list[Any], task_index: int, index: int, seed: int) -> str:
         """Play episode ``index`` (task ``task_index``, seed ``seed``); return its stored JSON line."""
-        batch = await self._batch(key, refs[0], agent_key, refs[1])
+        batch = await self._batch(key, refs[0])
         ctx = batch.context
         async with batch.playing:
             env = batch.envs.pop() if batch.envs else make_env(ctx.env_name, **ctx.env_kwargs)
             try:
-                runner = EpisodeRunner(env, batch.agent, ctx.harness, ctx.run_id, executor=self.steps)
+                runner = EpisodeRunner(env, ctx.agent, ctx.harness, ctx.run_id, executor=self.steps)
                 task = await runner.env_call(env.get_task, task_index)
                 record = await runner.run(task, seed, index)
             finally:
@@ -171,13 +164,12 @@ class EpisodeActor:
             env.close()
         for overlay in batch.context.harness.overlays:
             await overlay.close()
+        # the agent copy is dropped, not closed: an in-process model in it is shared by the actor's
+        # batches (loaded once per process), and an HTTP client's pool closes when it is collected
 
     async def close(self) -> None:
         for key in list(self.batches):
             await self.end_batch(key)
-        for agent in self.agents.values():
-            if agent.done() and agent.exception() is None:
-                await agent.result().close()
         self.steps.shutdown(wait=False, cancel_futures=True)
 
 
@@ -196,7 +188,6 @@ class RayExecutor:
         self.retried = 0  #: episodes sent again after their actor died
         self.deaths = 0  #: actors replaced
         self._started_ray = False
-        self._agents: dict[int, tuple[Agent, str, Any]] = {}
 
     # ------------------------------------------------------------------ actors
     def connect(self) -> None:
@@ -258,21 +249,16 @@ class RayExecutor:
             )
         self.actors[position] = self._spawn()
 
-    def _agent_ref(self, agent: Agent) -> tuple[str, Any]:
-        """The agent in the object store and its key (once per agent object, which the executor keeps, so
-        that every batch of one agent finds it already loaded in each actor)."""
-        if id(agent) not in self._agents:
-            try:
-                ref = self.ray.put(agent)
-            except TypeError as exc:  # e.g. a lock or a socket that has no recipe
-                raise ConfigError(
-                    f"the agent {agent.policy_id!r} cannot be sent to Ray actors: {exc}",
-                    hint="make it picklable (define __reduce__ to rebuild it from its arguments), "
-                    "or run with --executor local",
-                ) from None
-            self._agents[id(agent)] = (agent, uuid.uuid4().hex, ref)
-        _, key, ref = self._agents[id(agent)]
-        return key, ref
+    def _put(self, context: _BatchContext) -> Any:
+        """The batch context in the object store (once per batch; every actor fetches it once)."""
+        try:
+            return self.ray.put(context)
+        except (TypeError, ValueError, AttributeError) as exc:  # e.g. a lock or a socket without a recipe
+            raise ConfigError(
+                f"the agent {context.agent.policy_id!r} or the harness cannot be sent to Ray actors: {exc}",
+                hint="make the agent picklable (e.g. __reduce__ that rebuilds it from its arguments), "
+                "or run with --executor local",
+            ) from None
 
     async def __aenter__(self) -> RayExecutor:
         return self
@@ -293,10 +279,10 @@ class RayExecutor:
         key = uuid.uuid4().hex
         slots = min(MAX_SLOTS, math.ceil(batch.concurrency / len(self.actors)))
         context = _BatchContext(
-            batch.run_id, batch.env_name, batch.env_kwargs, batch.harness, batch.annotate, slots
+            batch.run_id, batch.env_name, batch.env_kwargs, batch.harness, batch.agent, batch.annotate, slots
         )
-        agent_key, agent_ref = self._agent_ref(batch.agent)
-        refs = [ray.put(context), agent_ref]
+        refs = [self._put(context)]  # in a list: the actors fetch it once per batch, not per episode
+        in_flight: set[Any] = set()
         # each actor gets its slots plus PREFETCH queued episodes, so it never idles for a round trip
         free: asyncio.Queue[int] = asyncio.Queue()
         for _ in range(slots + PREFETCH):
@@ -308,10 +294,10 @@ class RayExecutor:
             while True:
                 position = await free.get()
                 actor = self.actors[position]
+                ref = actor.episode.remote(key, refs, batch.indices[i], i, episode_seed(batch.seed, i))
+                in_flight.add(ref)
                 try:
-                    line = await actor.episode.remote(
-                        key, refs, agent_key, batch.indices[i], i, episode_seed(batch.seed, i)
-                    )
+                    line = await ref
                     break
                 except lost:  # the actor died before the episode came back: run it again elsewhere
                     self.retried += 1
@@ -319,6 +305,7 @@ class RayExecutor:
                 except ray.exceptions.RayTaskError as exc:  # the episode itself raised (a bug)
                     raise exc.as_instanceof_cause() from None
                 finally:
+                    in_flight.discard(ref)
                     free.put_nowait(position)
             clean = redact(line)  # the driver's secrets too
             await deliver(EpisodeRecord.model_validate_json(clean), clean)
@@ -326,7 +313,10 @@ class RayExecutor:
         tasks = [asyncio.ensure_future(one(i)) for i in missing]
         try:
             await asyncio.gather(*tasks)
-        except BaseException:
+        except BaseException:  # a failing episode or a cancelled batch: stop the others, here and remote
+            for ref in list(in_flight):
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

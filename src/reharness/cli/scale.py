@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Annotated
+from collections.abc import Awaitable
+from typing import Annotated, TypeVar
 
 import typer
 
 from reharness.core.errors import ConfigError
-from reharness.runtime.dispatch import EpisodeExecutor, LocalExecutor
+from reharness.runtime.dispatch import EpisodeExecutor, LocalExecutor, use_executor
+
+T = TypeVar("T")
 
 DEFAULT_ACTORS = 2
 _ADDRESS = re.compile(
@@ -87,3 +90,13 @@ async def close_executor(executor: EpisodeExecutor) -> None:
     close = getattr(executor, "close", None)
     if close is not None:
         await close()
+
+
+async def on_executor(executor: EpisodeExecutor, work: Awaitable[T]) -> T:
+    """Await ``work`` with ``executor`` as the executor of every batch it runs (see
+    :func:`~reharness.runtime.dispatch.use_executor`), then close the executor."""
+    try:
+        with use_executor(executor):
+            return await work
+    finally:
+        await close_executor(executor)

@@ -188,6 +188,7 @@ class RayExecutor:
         self.retried = 0  #: episodes sent again after their actor died
         self.deaths = 0  #: actors replaced
         self._started_ray = False
+        self._starting = asyncio.Lock()  # concurrent batches (improve's candidates) start the actors once
 
     # ------------------------------------------------------------------ actors
     def connect(self) -> None:
@@ -203,11 +204,13 @@ class RayExecutor:
             kwargs["runtime_env"] = self.options.runtime_env
         try:
             ray.init(address=address, **kwargs)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - ray raises bare Exception on a start-up timeout
+            where = "start a local Ray instance" if address in (None, "local") else f"connect to {address!r}"
             raise RayExecutorError(
-                f"could not connect to a Ray cluster at {address!r}: {exc}",
+                f"could not {where}: {exc}",
                 hint="start one with `ray start --head` (then --ray-address auto), pass the address of a "
-                "running cluster (HOST:PORT or ray://HOST:PORT), or omit --ray-address for a local instance",
+                "running cluster (HOST:PORT or ray://HOST:PORT), or omit --ray-address for a local instance; "
+                "on an overloaded machine, retry when it is quieter",
             ) from None
         self._started_ray = True
 
@@ -273,8 +276,9 @@ class RayExecutor:
         spare_env.close()  # the actors build their own envs
         if not missing:
             return
-        if not self.actors:
-            await self.start()
+        async with self._starting:
+            if not self.actors:
+                await self.start()
         ray = self.ray
         key = uuid.uuid4().hex
         slots = min(MAX_SLOTS, math.ceil(batch.concurrency / len(self.actors)))

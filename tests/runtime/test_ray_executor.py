@@ -82,6 +82,29 @@ def test_same_digest_as_the_local_executor(cluster: str, env: str, n: int, tmp_p
     assert sorted(stored_indices(str(remote["out"]))) == list(range(n))
 
 
+def run_digests(out: Path) -> dict[str, str]:
+    """run id -> trajectory digest of every run directory under ``out`` (improve's baseline, reruns, …)."""
+    return {
+        path.parent.name: trajectory_digest(open_run_dir(path.parent).episodes())
+        for path in out.rglob("run.json")
+    }
+
+
+def test_improve_on_ray_plays_the_same_batches(cluster: str, tmp_path: Path) -> None:
+    """``improve --executor ray``: the baseline and the paired reruns (with the candidates' sandboxed
+    hooks, run in the actors' own sandbox workers) give the local executor's runs and decisions."""
+    args = ["improve", "--env", "household", "--agent", "random", "--engineer", "operators"]
+    args += ["--batch-size", "4", "--k", "1", "--eval-n", "4", "--json"]
+    outcomes = []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-actors", "2"])):
+        result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / name), *extra])
+        assert result.exit_code == 0, result.output
+        outcomes.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert outcomes[0] == outcomes[1]
+    local, remote = run_digests(tmp_path / "local"), run_digests(tmp_path / "ray")
+    assert len(local) >= 2 and local == remote  # baseline + candidate rerun(s): same ids, same digests
+
+
 def test_a_served_model_is_called_from_the_actors(cluster: str, tmp_path: Path) -> None:
     """``--agent openai:…`` with the Ray executor: the actors call the server (a local OpenAI-compatible
     server answering like vLLM: choices, usage, logprobs); the trajectories match the local executor's."""

@@ -250,6 +250,8 @@ class RayExecutor:
                 hint="check the actors' logs (`ray logs`, or /tmp/ray/session_latest/logs) for out-of-memory "
                 "kills or crashes; the finished episodes are stored, so rerun the same command to resume",
             )
+        with contextlib.suppress(Exception):  # unreachable rather than dead: make sure it is gone
+            self.ray.kill(dead)
         self.actors[position] = self._spawn()
 
     def _put(self, context: _BatchContext) -> Any:

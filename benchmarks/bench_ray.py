@@ -125,6 +125,7 @@ async def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--actors", type=int, default=2)
     parser.add_argument("--no-tiny", action="store_true")
+    parser.add_argument("--no-solver", action="store_true", help="only the tiny agent (no simulation)")
     args = parser.parse_args()
     import ray
 
@@ -132,17 +133,21 @@ async def main() -> None:
     print(f"ray {ray.__version__}, {os.cpu_count()} CPUs visible, load average {os.getloadavg()[0]:.2f}")
     root = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     try:
-        solver = await compare(
-            "household/solver",
-            "household",
-            "solver",
-            args.n,
-            args.concurrency,
-            args.repeats,
-            args.actors,
-            root,
-        )
-        await compare("db/solver", "db", "solver", args.n, args.concurrency, args.repeats, args.actors, root)
+        solver: dict[str, float] = {}
+        if not args.no_solver:
+            solver = await compare(
+                "household/solver",
+                "household",
+                "solver",
+                args.n,
+                args.concurrency,
+                args.repeats,
+                args.actors,
+                root,
+            )
+            await compare(
+                "db/solver", "db", "solver", args.n, args.concurrency, args.repeats, args.actors, root
+            )
         if not args.no_tiny:
             await compare(
                 "household/tiny-S",
@@ -154,24 +159,25 @@ async def main() -> None:
                 args.actors,
                 root,
             )
-        machines = [1, 2, 4, 8, 16, 32, 64]
-        simulate(
-            f"solver episodes ({solver['local_cpu_s'] * 1000:.1f} ms CPU each, measured; driver "
-            f"{solver['driver_cpu_s'] * 1000:.2f} ms each, measured; 16 one-core actors per machine)",
-            1 / solver["local_cpu_s"],
-            solver["driver_cpu_s"],
-            16,
-            machines,
-        )
-        simulate(
-            "served 9B target (assumed: 40 s per episode, 64 episodes per actor, 8 actors and one 8-GPU "
-            "vLLM fleet per machine at 1.25 episodes/s per GPU; driver cost measured above)",
-            64 / 40,
-            solver["driver_cpu_s"],
-            8,
-            machines,
-            server_rate_per_machine=8 * 1.25,
-        )
+        if solver:
+            machines = [1, 2, 4, 8, 16, 32, 64]
+            simulate(
+                f"solver episodes ({solver['local_cpu_s'] * 1000:.1f} ms CPU each, measured; driver "
+                f"{solver['driver_cpu_s'] * 1000:.2f} ms each, measured; 16 one-core actors per machine)",
+                1 / solver["local_cpu_s"],
+                solver["driver_cpu_s"],
+                16,
+                machines,
+            )
+            simulate(
+                "served 9B target (assumed: 40 s per episode, 64 episodes per actor, 8 actors and one 8-GPU "
+                "vLLM fleet per machine at 1.25 episodes/s per GPU; driver cost measured above)",
+                64 / 40,
+                solver["driver_cpu_s"],
+                8,
+                machines,
+                server_rate_per_machine=8 * 1.25,
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
         ray.shutdown()

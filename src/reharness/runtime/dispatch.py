@@ -11,8 +11,8 @@ resumes with the other.
 
 A command that runs many batches through code that does not take an executor (``improve``'s paired
 reruns, ``pool evolve``) sets the executor of its batches with :func:`use_executor`; ``run_batch``
-uses it when it is not given one. ``ray`` is optional: :func:`make_executor` imports the Ray executor only
-when asked for it.
+uses it when it is not given one. ``ray`` is optional: this module never imports the Ray executor (the
+CLI's :func:`reharness.cli.scale.build_executor` does, for ``--executor ray`` only).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from reharness.core.hashing import derive_seed
 from reharness.core.secrets import redact
@@ -33,7 +33,6 @@ from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord
 
-ExecutorKind = Literal["local", "ray"]
 #: Append one finished episode (its record and its redacted JSON line) to the run's store.
 Deliver = Callable[[EpisodeRecord, str], Awaitable[None]]
 Annotate = Callable[[EpisodeRecord], list[str]]
@@ -165,16 +164,3 @@ def use_executor(executor: EpisodeExecutor) -> Iterator[EpisodeExecutor]:
 def current_executor() -> EpisodeExecutor:
     """The executor set by :func:`use_executor`, else a :class:`LocalExecutor`."""
     return _current.get() or LocalExecutor()
-
-
-def make_executor(
-    kind: ExecutorKind = "local", *, address: str | None = None, actors: int = 2
-) -> EpisodeExecutor:
-    """The executor named by ``--executor``: ``local``, or ``ray`` (``address``: ``auto``, ``local`` or a
-    cluster address, ``None``: a running cluster named by ``$RAY_ADDRESS`` or else a new local instance;
-    ``actors`` long-lived episode actors). Ray is imported only here, and only for ``ray``."""
-    if kind == "local":
-        return LocalExecutor()
-    from reharness.runtime.ray_executor import RayExecutor, RayOptions
-
-    return RayExecutor(RayOptions(address=address, actors=actors))

@@ -1,6 +1,6 @@
 """The Ray executor: a batch's episodes played by long-lived Ray actors, stored by the driver.
 
-``reharness run --executor ray`` (and :func:`~reharness.runtime.dispatch.make_executor`) builds one
+``reharness run --executor ray`` (:func:`reharness.cli.scale.build_executor`) builds one
 :class:`RayExecutor`: it connects to a Ray cluster (or starts a local instance) and keeps ``actors``
 :class:`EpisodeActor` processes for its whole life, across every batch it runs. Each actor owns its env
 instances, the thread pool their steps run in, its copy of the harness (so the sandbox workers of hook

@@ -126,12 +126,15 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     # run: the executor (--executor ray without ray installed: tests/runtime/test_ray_executor.py)
     (("run", "--env", "db", "--executor", "bogus"), ("'--executor'", "'local', 'ray'")),
     (("run", "--env", "db", "--executor", "ray", "--ray-actors", "0"), ("'--ray-actors'", GE1)),
-    (("run", "--env", "db", "--executor", "ray", "--ray-actors", "5000"), ("'--ray-actors'", "less than or equal")),
+    (("run", "--env", "db", "--executor", "ray", "--ray-actors", "5000"),
+     ("'--ray-actors'", "less than or equal")),
     (("run", "--env", "db", "--executor", "ray", "--ray-address", "head node"),
      ("'--ray-address'", "'head node' is not a Ray address", "ray://HOST:PORT")),
     (("run", "--env", "db", "--ray-address", "10.0.0.1:99999"), ("'--ray-address'", "is not a Ray address")),
-    (("run", "--env", "db", "--ray-actors", "3"), ("--ray-actors only applies to --executor ray", "add --executor")),
-    (("run", "--env", "db", "--ray-address", "auto", "--ray-actors", "3"), ("--ray-address and --ray-actors only",)),
+    (("run", "--env", "db", "--ray-actors", "3"),
+     ("--ray-actors only applies to --executor ray", "add --executor")),
+    (("run", "--env", "db", "--ray-address", "auto", "--ray-actors", "3"),
+     ("--ray-address and --ray-actors only",)),
     (("run", "--env", "household", "--pool", "{adir}", "--executor", "ray"),
      ("routed run (--pool) runs on the local executor only", "drop --executor ray")),
     # show / export / packet: run directories and counts

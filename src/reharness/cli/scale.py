@@ -55,7 +55,7 @@ RayAddress = Annotated[
     typer.Option(
         callback=ray_address,
         help="With --executor ray: auto, local, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, "
-        "else a new local Ray instance).",
+        "else a cluster started here with `ray start`, else a new local Ray instance).",
     ),
 ]
 RayActors = Annotated[

@@ -77,7 +77,8 @@ class RayOptions(BaseModel):
     address: str | None = Field(
         None,
         description="'auto' (a running cluster, e.g. after `ray start --head`), 'local' (a new local "
-        "instance), HOST:PORT or ray://HOST:PORT; None: $RAY_ADDRESS if set, else a new local instance.",
+        "instance), HOST:PORT or ray://HOST:PORT; None: $RAY_ADDRESS if set, "
+        "else a cluster started on this machine with `ray start`, else a new local instance.",
     )
     actors: int = Field(2, ge=1, le=4096, description="Long-lived episode actors.")
     actor_cpus: float = Field(1.0, ge=0, description="CPUs Ray reserves for each actor.")

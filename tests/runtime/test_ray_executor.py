@@ -42,6 +42,8 @@ HOUSEHOLD = Harness.base("household")
 def cluster() -> Iterator[str]:
     """A local Ray instance for the module; yields its address (for a second driver)."""
     ray = pytest.importorskip("ray")
+    # on a loaded machine Ray's agents can take longer than its default to start (the raylet then aborts)
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "120000")
     ray.init(
         num_cpus=2,
         include_dashboard=False,

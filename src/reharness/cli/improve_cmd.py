@@ -16,17 +16,22 @@ from rich.table import Table
 
 from reharness.cli.common import RetryErrors, friendly_errors, output_dir, stderr, stdout
 from reharness.cli.progress import RichEvents, batch_progress
+from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
 
 DEMO_AGENT = "tiny:household-S"
 
 
-def _run_improve(as_json: bool, **options: Any) -> Any:
+def _run_improve(
+    as_json: bool, executor: ExecutorKind, ray_address: str | None, ray_actors: int | None, **options: Any
+) -> Any:
     from reharness.engineer.improve import ImproveConfig, improve
 
     config = ImproveConfig.build(**options)
+    episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet
     progress = batch_progress(transient=as_json)
     with progress:
-        return asyncio.run(improve(config, events=RichEvents(progress), notify=stderr.print))
+        work = improve(config, events=RichEvents(progress), notify=stderr.print)
+        return asyncio.run(on_executor(episodes_on, work))
 
 
 def _print_summary(result: Any) -> None:
@@ -90,11 +95,17 @@ def improve(
     ] = False,
     retry_errors: RetryErrors = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Improve a frozen agent's harness: failures → engineer's patches → paired reruns → accept the best
     (Δ_B > 0, ≤ max regressions) → held-out comparison. Writes patch.json, candidates.json/csv, report.md."""
     result = _run_improve(
         as_json,
+        executor,
+        ray_address,
+        ray_actors,
         env=env,
         agent=agent,
         engineer=engineer,
@@ -148,6 +159,9 @@ def demo(
     (trains the tiny agent first if it is neither shipped nor cached: up to ~30 minutes on 2 cores)."""
     result = _run_improve(
         as_json,
+        ExecutorKind.local,
+        None,
+        None,
         env="household",
         agent=agent,
         engineer=engineer,

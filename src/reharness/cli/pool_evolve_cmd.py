@@ -12,6 +12,7 @@ from rich.table import Table
 
 from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
 from reharness.cli.progress import RichEvents, batch_progress
+from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
 
 
 def _summary(result: Any) -> dict[str, Any]:
@@ -79,6 +80,9 @@ def evolve_command(
     ] = Path("pool"),
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Evolve sibling harnesses along repair directions and freeze a complementary pool (resumable: run
     the same command again after an interruption)."""
@@ -104,9 +108,11 @@ def evolve_command(
         out=str(out),
         concurrency=concurrency,
     )
+    episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet
     progress = batch_progress(transient=as_json)
     with progress:
-        result = asyncio.run(evolve(config, events=RichEvents(progress), notify=stderr.print))
+        work = evolve(config, events=RichEvents(progress), notify=stderr.print)
+        result = asyncio.run(on_executor(episodes_on, work))
     summary = _summary(result)
     if as_json:
         print(json.dumps(summary))

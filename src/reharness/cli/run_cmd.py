@@ -27,6 +27,7 @@ from reharness.cli.common import (
 )
 from reharness.cli.infra import note_errors
 from reharness.cli.pool_route import build_route, check_pool_options
+from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, close_executor
 from reharness.core.secrets import redact
 from reharness.envs.registry import resolve_env_name
 from reharness.failures.detectors import failure_codes
@@ -128,6 +129,9 @@ def run(
             "--no-train", help="Fail (with the training command) instead of training a missing tiny agent."
         ),
     ] = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Run a batch of episodes (resumes an interrupted run with the same options).
 
@@ -135,6 +139,13 @@ def run(
     """
     env_name = resolve_env_name(env).name
     check_pool_options(pool, route, harness, patch or [])
+    if pool is not None and executor == ExecutorKind.ray:
+        from reharness.core.errors import ConfigError
+
+        raise ConfigError(
+            "a routed run (--pool) runs on the local executor only",
+            hint="drop --executor ray, or drop --pool",
+        )
     config = load_harness_config(harness, env_name) if harness else base_harness_config(env_name)
     spec = build_options(
         RunSpec,
@@ -151,6 +162,7 @@ def run(
         patch or [], isolation.value, concurrency, dialect, env_name
     )  # before any model
     policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
+    episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -193,12 +205,14 @@ def run(
                     annotate=failure_codes,
                     retry_errors=retry_errors,
                     route=chosen,
+                    executor=episodes_on,
                 )
                 if chosen is not None:
                     routing["routing"] = chosen.routing(result.episodes)
                     routing["rollouts"] = chosen.rollouts_per_task * len(result.episodes)
                 return result
             finally:
+                await close_executor(episodes_on)  # Ray actors (their envs, sandbox workers, models)
                 await policy.close()  # HTTP pools, model worker threads
 
         result = asyncio.run(go())

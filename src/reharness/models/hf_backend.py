@@ -98,6 +98,18 @@ def load_model_dir(path: str | Path, device: str = "cpu", dtype: str | None = No
     return tokenizer, model
 
 
+_LOADED: dict[tuple[str, tuple[tuple[str, Any], ...]], HFBackend] = {}
+_LOADING = threading.Lock()
+
+
+def _loaded(path: str, recipe: tuple[tuple[str, Any], ...]) -> HFBackend:
+    """The backend of ``recipe`` in this process, loaded on first use (what an unpickled backend is)."""
+    with _LOADING:
+        if (path, recipe) not in _LOADED:
+            _LOADED[(path, recipe)] = HFBackend(path, **dict(recipe))
+        return _LOADED[(path, recipe)]
+
+
 class HFBackend(Agent):
     """A local Hugging Face chat model answering concurrent requests in micro-batches.
 
@@ -123,6 +135,18 @@ class HFBackend(Agent):
     ) -> None:
         import torch
 
+        #: constructor arguments: a pickled backend is its recipe, rebuilt (model loaded) where unpickled
+        self._recipe: dict[str, Any] = {
+            "policy_id": policy_id,
+            "max_batch_size": max_batch_size,
+            "batch_window_s": batch_window_s,
+            "max_wait_s": max_wait_s,
+            "device": device,
+            "dtype": dtype,
+            "num_threads": num_threads,
+            "prefix_cache_mb": prefix_cache_mb,
+            "prefill_budget": prefill_budget,
+        }
         if num_threads:
             torch.set_num_threads(num_threads)
         self.path = Path(path)
@@ -157,6 +181,12 @@ class HFBackend(Agent):
         self._worker: asyncio.Task[None] | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the recipe (model directory and options), not the weights: the process that unpickles
+        it (a Ray actor) loads the model from the same directory (shared storage on a cluster), once per
+        process and recipe (:func:`_loaded`), however many batches ship it."""
+        return (_loaded, (str(self.path), tuple(sorted(self._recipe.items()))))
 
     def _stop_ids(self) -> set[int]:
         ids: set[int] = set()

@@ -126,6 +126,11 @@ class OpenAIBackend(Agent):
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._jitter = random.Random()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the connection pool (it belongs to one event loop; a copy, e.g. on a Ray actor,
+        opens its own on first use)."""
+        return self.__dict__ | {"_client": None, "_client_loop": None}
+
     # ------------------------------------------------------------------ HTTP
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

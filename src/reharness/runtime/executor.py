@@ -16,25 +16,29 @@ never reaches the run directory.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as _dt
 import random
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from reharness import __version__
 from reharness.core.errors import ConfigError, NoValidReplyError
 from reharness.core.hashing import derive_seed, stable_hash
-from reharness.core.secrets import redact, redact_data
+from reharness.core.secrets import redact_data
 from reharness.envs.base import task_identity
 from reharness.envs.registry import make_env, resolve_env_name
 from reharness.runtime.agents import Agent
-from reharness.runtime.episode import EpisodeRunner
+from reharness.runtime.dispatch import (
+    EpisodeBatch,
+    EpisodeExecutor,
+    HarnessRoute,
+    current_executor,
+    episode_seed,
+)
 from reharness.runtime.harness import Harness
 from reharness.store.records import (
     EpisodeRecord,
@@ -64,17 +68,6 @@ class RunSpec(BaseModel):
         fields = self.model_dump(exclude={"concurrency"})
         fields["harness"] = harness.identity
         return fields
-
-
-class HarnessRoute(Protocol):
-    """Per-task harness choice of a routed run (e.g. Harness-S Rank-1 routing): ``identity`` names the route
-    in the run's hash; :meth:`harness_for` picks the harness of one task before it runs."""
-
-    identity: str
-
-    async def harness_for(self, task: Any, index: int) -> Harness: ...
-
-    def harnesses(self) -> list[Harness]: ...
 
 
 class BatchResult(BaseModel):
@@ -148,11 +141,6 @@ def select_tasks(env: Any, spec: RunSpec) -> list[int]:
     return rng.sample(range(total), n)
 
 
-def episode_seed(run_seed: int, episode_index: int) -> int:
-    """Seed of episode ``episode_index`` of a run seeded ``run_seed``."""
-    return derive_seed(run_seed, episode_index)
-
-
 def planned_episodes(spec: RunSpec, harness: Harness) -> list[tuple[str, int]]:
     """(task identity, episode seed) of every episode ``spec`` will run, in episode order, without running."""
     env = make_env(resolve_env_name(spec.env).name, **env_kwargs(spec, harness))
@@ -181,6 +169,7 @@ async def run_batch(
     retry_errors: bool = False,
     route: HarnessRoute | None = None,
     group_commit: bool = True,
+    executor: EpisodeExecutor | None = None,
 ) -> BatchResult:
     """Run (or resume) a batch and return every finished episode.
 
@@ -196,7 +185,18 @@ async def run_batch(
     Finished episodes are written by one :class:`EpisodeWriter` (group commit, off the loop); an episode
     counts as finished (``on_episode``, the result) only once it is on disk. ``group_commit=False`` writes
     each episode synchronously on the loop instead (the old path; ``benchmarks/bench_store.py`` compares).
+
+    ``executor`` plays the episodes (:mod:`reharness.runtime.dispatch`; default: the one set by
+    :func:`~reharness.runtime.dispatch.use_executor`, else this process's event loop;
+    :class:`~reharness.runtime.ray_executor.RayExecutor`: Ray actors). It is not part of the run's hash:
+    every executor writes the same records into the same run directory.
     """
+    executor = executor or current_executor()
+    if route is not None and executor.name != "local":
+        raise ConfigError(
+            f"a routed run (--pool) runs on the local executor only, not on {executor.name!r}",
+            hint="drop --executor (or pass --executor local) when you route with --pool",
+        )
     env_name = resolve_env_name(spec.env).name
     kwargs = env_kwargs(spec, harness)
     first_env = make_env(env_name, **kwargs)
@@ -232,62 +232,27 @@ async def run_batch(
     missing = [i for i in range(len(indices)) if i not in done]
     if on_start:
         on_start(len(indices), len(done))
-    envs: asyncio.Queue[Any] = asyncio.Queue()
-    envs.put_nowait(first_env)
-    for _ in range(min(spec.concurrency, len(missing)) - 1):
-        envs.put_nowait(make_env(env_name, **kwargs))
     results: dict[int, EpisodeRecord] = dict(done)
-    # one thread per concurrent episode: a slow env step (up to its time limit) never waits for another's
-    steps = ThreadPoolExecutor(
-        max_workers=max(1, min(spec.concurrency, len(missing))), thread_name_prefix="env"
-    )
 
-    async def one(i: int) -> None:
-        env = await envs.get()
-        try:
-            runner = EpisodeRunner(env, agent, harness, run_id, executor=steps)
-            task = await runner.env_call(env.get_task, indices[i])  # generating a task can take ms
-            if route is not None:  # a routed run: this task's harness, chosen before it runs
-                runner = EpisodeRunner(env, agent, await route.harness_for(task, i), run_id, executor=steps)
-            record = await runner.run(task, episode_seed(spec.seed, i), i)
-        finally:
-            envs.put_nowait(env)
-        if annotate is not None:
-            record.failure_codes = list(annotate(record))
-        record, line = _redacted(record)
+    async def deliver(record: EpisodeRecord, line: str) -> None:
         if group_commit:
             await writer.append(record, line)
         else:
             store.append(record, line)
-        results[i] = record
+        results[record.episode_index] = record
         if on_episode:
             on_episode(record)
 
+    batch = EpisodeBatch(
+        run_id, env_name, kwargs, indices, spec.seed, agent, harness, spec.concurrency, route, annotate
+    )
     writer = EpisodeWriter(store)
-    tasks = [asyncio.ensure_future(one(i)) for i in missing]
     try:
-        await asyncio.gather(*tasks)
-    except BaseException:  # a failing episode or a cancelled batch: stop the others before returning
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await executor.run_episodes(batch, missing, deliver, first_env)
     finally:
         await writer.close()
-        steps.shutdown(wait=False, cancel_futures=True)
-    for env in list(envs._queue):  # type: ignore[attr-defined]
-        env.close()
     for used in [harness, *(route.harnesses() if route is not None else [])]:
         for overlay in used.overlays:  # sandbox workers; they respawn lazily if the harness is reused
             await overlay.close()
     episodes = [results[i] for i in range(len(indices))]
     return BatchResult(run_id=run_id, out=str(store.run_dir), episodes=episodes, retried=retried)
-
-
-def _redacted(record: EpisodeRecord) -> tuple[EpisodeRecord, str]:
-    """``record`` with every secret redacted (see :mod:`reharness.core.secrets`; itself if it holds none)
-    and its JSON line, serialised once: the store writes that line as it is. Redacting JSON text keeps it
-    valid JSON (the secrets' JSON-escaped forms are matched too)."""
-    line = record.model_dump_json()
-    clean = redact(line)
-    return (record, line) if clean == line else (EpisodeRecord.model_validate_json(clean), clean)

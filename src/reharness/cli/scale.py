@@ -1,0 +1,102 @@
+"""The executor options shared by the commands that run episodes: ``--executor local|ray``,
+``--ray-address`` and ``--ray-actors`` (see ``docs/scale-out.md``).
+
+The options are checked while the command line is read (a bad ``--ray-address`` or ``--ray-actors``
+exits 2 before any work), and :func:`build_executor` refuses Ray options without ``--executor ray`` and
+names the install command when ``ray`` is missing, so a refused command leaves no run directory behind.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Awaitable
+from typing import Annotated, TypeVar
+
+import typer
+
+from reharness.core.errors import ConfigError
+from reharness.runtime.dispatch import EpisodeExecutor, LocalExecutor, use_executor
+
+T = TypeVar("T")
+
+DEFAULT_ACTORS = 2
+_ADDRESS = re.compile(
+    r"^(?:ray://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$"
+)
+
+
+class ExecutorKind(enum.StrEnum):
+    """``--executor``: where the episodes run (a click choice, so a typo fails while parsing)."""
+
+    local = "local"
+    ray = "ray"
+
+
+def ray_address(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> str | None:
+    """Typer callback of ``--ray-address``: ``auto``, ``local``, ``HOST:PORT`` or ``ray://HOST:PORT``."""
+    if value is None or ctx.resilient_parsing or value in ("auto", "local"):
+        return value
+    match = _ADDRESS.match(value.strip())
+    if match is None or not 0 < int(match.group(1)) < 65536:
+        raise typer.BadParameter(
+            f"{value!r} is not a Ray address. Pass auto (a running cluster), local (a new local instance), "
+            "HOST:PORT (e.g. 10.0.0.1:6379) or ray://HOST:PORT (Ray Client, e.g. ray://head:10001)."
+        )
+    return value.strip()
+
+
+Executor = Annotated[
+    ExecutorKind,
+    typer.Option(help="Where episodes run: local (this process) or ray (long-lived Ray actors)."),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        callback=ray_address,
+        help="With --executor ray: auto, local, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, "
+        "else a cluster started here with `ray start`, else a new local Ray instance).",
+    ),
+]
+RayActors = Annotated[
+    int | None,
+    typer.Option(min=1, max=4096, help=f"With --executor ray: episode actors (default {DEFAULT_ACTORS})."),
+]
+
+
+def build_executor(
+    executor: ExecutorKind, ray_address: str | None, ray_actors: int | None
+) -> EpisodeExecutor:
+    """The executor of a command, connected (Ray) before the command writes anything."""
+    if executor != ExecutorKind.ray:
+        options = (("--ray-address", ray_address), ("--ray-actors", ray_actors))
+        given = [name for name, value in options if value is not None]
+        if given:
+            raise ConfigError(
+                f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to --executor ray",
+                hint="add --executor ray, or drop " + " and ".join(given),
+            )
+        return LocalExecutor()
+    from reharness.runtime.ray_executor import RayExecutor, RayOptions, require_ray
+
+    require_ray()  # the install command, before anything else
+    ray_executor = RayExecutor(RayOptions(address=ray_address, actors=ray_actors or DEFAULT_ACTORS))
+    ray_executor.connect()
+    return ray_executor
+
+
+async def close_executor(executor: EpisodeExecutor) -> None:
+    """End the actors of a Ray executor (nothing to do for the local one)."""
+    close = getattr(executor, "close", None)
+    if close is not None:
+        await close()
+
+
+async def on_executor(executor: EpisodeExecutor, work: Awaitable[T]) -> T:
+    """Await ``work`` with ``executor`` as the executor of every batch it runs (see
+    :func:`~reharness.runtime.dispatch.use_executor`), then close the executor."""
+    try:
+        with use_executor(executor):
+            return await work
+    finally:
+        await close_executor(executor)

@@ -73,7 +73,6 @@ def test_program_examples_are_teacher_programs_measured_on_their_packet(micro_da
 def test_sft_trains_a_tiny_engineer_usable_as_hf_engineer(micro_engineer: Path, micro_data: Path) -> None:
     info = json.loads((micro_engineer / ENGINEER_FILE).read_text())
     assert info["stage"] == "sft" and info["envs"] == ["household"]
-    assert info["examples"]["train"] == len(sft_rows(read_records(micro_data), "train"))
     rows = sft_rows(read_records(micro_data), "train")
     assert info["examples"]["packets"] == len(rows) < info["examples"]["train"]  # 2 programs per packet
     assert info["examples"]["valid"] >= 0 and info["params"] < 150_000

@@ -52,7 +52,6 @@ def test_r1_prints_the_contract_and_writes_the_report(
     saved_rows = {r["method"]: r for r in saved["rows"]}
     assert saved_rows["sft"]["valid_patches"] == saved_rows["grpo"]["valid_patches"] == 1
     assert saved["ablation"]["full"] == rows["grpo"]["success"] > saved["ablation"]["no patch"]
-    assert saved["ablation"]["without before_action"] == saved["ablation"]["no patch"]  # snap is the repair
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
     grpo = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())["config"]
     assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO

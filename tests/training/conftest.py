@@ -39,9 +39,14 @@ def micro_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def micro_engineer(micro_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A micro tiny engineer after a few SFT steps on ``micro_data``."""
+    """A micro tiny engineer after 40 SFT steps on ``micro_data``: enough to write the teacher's repair
+    program for the clumsy target's packets (greedy), not enough to write it reliably when sampling."""
     from reharness.training.sft import SFTStageConfig, run_sft
 
     out = tmp_path_factory.mktemp("sft")
-    run_sft(SFTStageConfig(data=str(micro_data), out=str(out), size="micro", steps=8, batch_size=2))
+    config = SFTStageConfig(
+        data=str(micro_data), out=str(out), size="micro", steps=40, batch_size=2, max_prompt_chars=400,
+        max_new_tokens=48,
+    )  # fmt: skip
+    run_sft(config)
     return out

@@ -16,7 +16,8 @@ from reharness.runtime.agents import SCRIPTED_AGENTS
 MICRO = [
     "--env", "household", "--agent", "clumsy", "--batches", "2", "--valid-batches", "0",
     "--test-batches", "1", "--batch-size", "6", "--max-steps", "12", "--size", "micro",
-    "--sft-steps", "4", "--grpo-steps", "1", "--k", "2", "--max-new-tokens", "32",
+    "--sft-steps", "40", "--grpo-steps", "1", "--k", "2", "--max-new-tokens", "32",
+    "--max-prompt-chars", "400", "--temperature", "0",
     "--transfer-agent", "clumsy-m", "--generalisation-seeds", "1", "--heldout-n", "8",
     "--grpo-temperature", "1.0", "--packets-per-step", "2",
 ]  # fmt: skip
@@ -38,7 +39,8 @@ def test_r1_prints_the_contract_and_writes_the_report(
     none = rows["none"]
     assert none["broken"] == 0 and none["success"] < 1  # the clumsy target fails some test tasks
     assert rows["operators"]["success"] > none["success"]  # the teacher's snap patch rescues them
-    assert rows["sft"]["success"] == none["success"] == rows["grpo"]["success"]  # 32 tokens: no patch
+    # the micro engineers write repair programs (greedy) that rescue test tasks, like the teacher
+    assert rows["sft"]["success"] > none["success"] and rows["grpo"]["success"] > none["success"]
     report = (tmp_path / "report.md").read_text()
     assert "| operators |" in report and (tmp_path / "success.png").is_file()
     saved = json.loads((tmp_path / "result.json").read_text())
@@ -46,8 +48,10 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert set(transfer) == set(METHODS) and transfer["operators"]["success"] > transfer["none"]["success"]
     general = saved["generalisation"]
     assert set(general) == {"operators", "sft", "grpo"} and general["operators"]["runs"] == 1
-    assert general["operators"]["mean_delta"] > 0 and general["sft"]["mean_delta"] == 0  # invalid ⇒ 0
-    assert saved["ablation"]["full"] == saved["ablation"]["no patch"] == rows["grpo"]["success"]
+    assert general["operators"]["mean_delta"] > 0 and general["sft"]["mean_delta"] > 0
+    saved_rows = {r["method"]: r for r in saved["rows"]}
+    assert saved_rows["sft"]["valid_patches"] == saved_rows["grpo"]["valid_patches"] == 1
+    assert saved["ablation"]["full"] == rows["grpo"]["success"] > saved["ablation"]["no patch"]
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
     grpo = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())["config"]
     assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO

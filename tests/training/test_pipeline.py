@@ -40,7 +40,7 @@ def test_packets_sft_grpo_then_improve_with_the_trained_engineer(
     assert code == 0, stderr
     summary = json.loads(stdout)
     assert summary["data"]["packets"] == {"train": 3, "valid": 1} and summary["sft"]["stage"] == "sft"
-    assert summary["data"]["sft_examples"]["train"] == summary["sft"]["examples"]["train"] > 0
+    assert summary["data"]["sft_examples"]["train"] == summary["sft"]["examples"]["packets"] > 0
     assert summary["engineer"] == f"hf:{out / 'sft'}"
     for name in ("packets.parquet", "sft.parquet", "train_config.json", "batches.jsonl"):
         assert (out / "data" / name).is_file()

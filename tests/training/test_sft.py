@@ -12,6 +12,7 @@ from reharness.core.errors import ConfigError, DataError
 from reharness.engineer.compact import ENGINEER_FILE, PromptStyle, build_prompt, compact_packet
 from reharness.engineer.factory import make_engineer
 from reharness.engineer.llm import LLMEngineer
+from reharness.engineer.program import program_patch, program_text
 from reharness.failures.packets import FailurePacket
 from reharness.patches.reply import extract_patch
 from reharness.training.data import read_records, sft_rows
@@ -49,27 +50,50 @@ def test_sft_examples_are_prompt_completion_pairs(micro_data: Path) -> None:
         assert extract_patch(reply).identity == extract_patch(row["reply"]).identity  # the same patch
 
 
+def test_program_examples_are_teacher_programs_measured_on_their_packet(micro_data: Path) -> None:
+    """Program targets: up to N distinct programs per packet, each compiling to a patch the teacher
+    proposed *for that packet* and measured there (valid, Δ ≥ 0); the best one is the kept example."""
+    rows = sft_rows(read_records(micro_data), "train")
+    style = PromptStyle(kind="compact", language="program", max_chars=400)
+    one, two = examples(rows, style, per_packet=1), examples(rows, style, per_packet=2)
+    assert len(one) == len(rows) and len(rows) < len(two) <= 2 * len(rows)
+    for row in rows:
+        measured = {c["patch_id"]: c for c in row["teacher"]["candidates"] if c["valid"] and c["delta"] >= 0}
+        prompt = examples([row], style, per_packet=2)
+        replies = [e["completion"][0]["content"] for e in prompt]
+        assert all(e["prompt"] == prompt[0]["prompt"] for e in prompt)  # the packet's own prompt
+        assert prompt[0]["prompt"][1]["content"].endswith("<program>...</program>.")
+        patches = [program_patch(program_text(r) or "", "household") for r in replies]
+        assert all(r.startswith("<program>") and len(r) < 200 for r in replies)
+        identities = [p.identity for p in patches]
+        assert set(identities) <= set(measured) and len(set(identities)) == len(identities)
+        assert patches[0].identity == row["patch_id"]  # the best measured program is the kept example
+
+
 def test_sft_trains_a_tiny_engineer_usable_as_hf_engineer(micro_engineer: Path, micro_data: Path) -> None:
     info = json.loads((micro_engineer / ENGINEER_FILE).read_text())
     assert info["stage"] == "sft" and info["envs"] == ["household"]
-    assert info["examples"]["train"] == len(sft_rows(read_records(micro_data), "train"))
-    assert info["examples"]["valid"] >= 0 and info["params"] < 100_000
+    rows = sft_rows(read_records(micro_data), "train")
+    assert info["examples"]["packets"] == len(rows) < info["examples"]["train"]  # 2 programs per packet
+    assert info["examples"]["valid"] >= 0 and info["params"] < 150_000
     curve = info["loss_curve"]
-    assert len(curve) == 8 and curve[-1] < curve[0]  # it learns
-    assert info["prompt_style"]["kind"] == "compact"
-    engineer = make_engineer(f"hf:{micro_engineer}", max_tokens=24)
-    assert isinstance(engineer, LLMEngineer) and engineer.prompt_style.kind == "compact"
+    assert len(curve) == 20 and curve[-1] < curve[0] / 4  # it learns
+    assert info["prompt_style"]["kind"] == "compact" and info["prompt_style"]["language"] == "program"
+    engineer = make_engineer(f"hf:{micro_engineer}", temperature=0.0)
+    assert isinstance(engineer, LLMEngineer) and engineer.prompt_style.language == "program"
     packet = _packet(micro_data)
     request = engineer.requests(packet, 1)[0]
     assert request.messages == build_prompt(packet, engineer.prompt_style)
     proposals = asyncio.run(engineer.propose(packet, 2, seed=1))
     asyncio.run(engineer.close())
-    assert len(proposals) == 2 and all(p.raw_reply and not p.valid for p in proposals)  # 24 tokens: no patch
-    assert {p.error_code for p in proposals} <= {
-        "no_patch_tag",
-        "unterminated_patch_tag",
-        "unterminated_think",
-    }
+    # not degenerate: the micro engineer writes a short program that compiles to a patch the teacher
+    # measured with Δ ≥ 0 on a train packet (it fails if the engineer stops writing valid programs)
+    measured = {c["patch_id"] for r in rows for c in r["teacher"]["candidates"] if c["valid"]}
+    for proposal in proposals:
+        assert proposal.valid, (proposal.raw_reply, proposal.error)
+        assert proposal.patch is not None and proposal.patch.identity in measured
+        assert proposal.patch.metadata["language"] == "repair-program-v1"
+        assert proposal.meta["completion_tokens"] < 24  # a few dozen tokens, not ~860
 
 
 def test_sft_errors_name_the_fix(tmp_path: Path, micro_data: Path) -> None:

@@ -38,6 +38,15 @@ def r1(
     grpo_steps: Annotated[int, typer.Option(help="GRPO optimizer steps.")] = 20,
     k: Annotated[int, typer.Option("--k", help="GRPO completions per packet.")] = 4,
     max_new_tokens: Annotated[int, typer.Option(help="Engineer reply budget (tokens).")] = 1536,
+    max_prompt_chars: Annotated[
+        int, typer.Option(help="Compact prompt budget of the tiny engineer (characters).")
+    ] = 1500,
+    language: Annotated[
+        str | None, typer.Option(help="Tiny engineer's reply language: program (default) or hooks.")
+    ] = None,
+    per_packet: Annotated[
+        int | None, typer.Option(help="SFT: measured program targets per packet (default 2).")
+    ] = None,
     temperature: Annotated[
         float, typer.Option(help="Sampling temperature of the learned engineers at evaluation (0: greedy).")
     ] = 0.7,
@@ -70,7 +79,8 @@ def r1(
     config = R1Config.build(
         envs=envs, agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
-        grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed,
+        grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, max_prompt_chars=max_prompt_chars,
+        language=language, per_packet=per_packet, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step, transfer_agent=transfer_agent,
         generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation,

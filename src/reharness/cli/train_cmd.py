@@ -116,6 +116,13 @@ def engineer(
     packets_per_step: Annotated[int, typer.Option(help="GRPO: packets per optimizer step.")] = 1,
     learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
     max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
+    language: Annotated[
+        str | None,
+        typer.Option(help="SFT reply language: program (default, tiny) or hooks (default with --base)."),
+    ] = None,
+    per_packet: Annotated[
+        int | None, typer.Option(help="SFT: measured program targets per packet (default 2).")
+    ] = None,
     max_new_tokens: Annotated[
         int | None,
         typer.Option(min=1, help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's)."),
@@ -170,7 +177,7 @@ def engineer(
             data=str(out / "data"), out=str(out / "sft"), envs=envs, base=str(base) if base else None,
             size=size, max_prompt_chars=max_prompt_chars, max_new_tokens=max_new_tokens or 1536,
             steps=steps or 300, learning_rate=learning_rate, seed=seed, report_to=report_to, device=device,
-            bf16=bf16,
+            bf16=bf16, language=language, per_packet=per_packet,
         )  # fmt: skip
     elif stage == "grpo":
         from reharness.training.grpo import GRPOStageConfig, check_sft_dir

@@ -110,9 +110,22 @@ def finish_patch(patch: Patch, raw_reply: str, packet: FailurePacket, meta: dict
 
 
 def finish_reply(raw_reply: str, packet: FailurePacket, meta: dict[str, Any]) -> Proposal:
-    """Parse a model's reply into a patch (:func:`~reharness.patches.reply.extract_patch`), then check it."""
+    """Parse a model's reply into a patch, then check it.
+
+    A reply with a ``<program>`` block is a repair program (:mod:`reharness.engineer.program`), compiled
+    for the packet's environment; any other reply is free-form hook code
+    (:func:`~reharness.patches.reply.extract_patch`). ``meta["language"]`` (and so the patch's metadata)
+    records which it was."""
+    from reharness.engineer.program import HOOK_LANGUAGE, PROGRAM_LANGUAGE, program_patch, program_text
+
     try:
-        patch = extract_patch(raw_reply)
+        program = program_text(raw_reply)
+        meta = meta | {"language": HOOK_LANGUAGE if program is None else PROGRAM_LANGUAGE}
+        if program is None:
+            patch = extract_patch(raw_reply)
+        else:
+            patch = program_patch(program, packet.header.benchmark)
+            meta["program"] = patch.metadata["program"]
     except PatchFormatError as exc:
         message = exc.message + (f" ({exc.hint})" if exc.hint else "")
         return Proposal(None, raw_reply, message, exc.code, meta)

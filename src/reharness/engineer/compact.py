@@ -7,8 +7,10 @@ what a learned engineer needs to choose a repair — environment, batch outcome,
 signals and a few one-line transcript steps per trace — within ``max_chars`` characters (traces and steps
 are added in packet order until the budget is spent, so the text is a pure function of packet and budget).
 
-A trained engineer's model directory records its style in :data:`ENGINEER_FILE` (written by
-``reharness train engineer``), so ``--engineer hf:PATH`` prompts it exactly as it was trained.
+The compact style has two reply languages: Harness-R1's hook code, or a repair program
+(:mod:`reharness.engineer.program`: a few dozen tokens, compiled by the host), which is what the built-in
+tiny engineer writes. A trained engineer's model directory records its style in :data:`ENGINEER_FILE`
+(written by ``reharness train engineer``), so ``--engineer hf:PATH`` prompts it exactly as it was trained.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ ENGINEER_SCHEMA = "reharness-engineer-v1"
 TASK_LINE = (
     "Write one patch for the most important recurring failure. Reply <think>...</think><patch>{...}</patch>."
 )
+PROGRAM_TASK_LINE = "Write one repair program for the recurring failures. Reply <program>...</program>."
 
 
 class PromptStyle(BaseModel):
@@ -41,6 +44,11 @@ class PromptStyle(BaseModel):
     max_chars: int = Field(1500, gt=200, description="Budget of the compact user message, in characters.")
     step_chars: int = Field(70, gt=10, description="Characters of an action or observation in a step line.")
     max_new_tokens: int | None = Field(None, gt=0, description="Reply budget the engineer was trained for.")
+    language: Literal["hooks", "program"] = Field(
+        "hooks",
+        description="What the engineer replies: free-form hook code (<patch>) or a repair program "
+        "(<program>, compact prompts only; reharness.engineer.program).",
+    )
 
 
 def build_prompt(packet: FailurePacket, style: PromptStyle | None = None) -> tuple[Message, ...]:
@@ -50,9 +58,14 @@ def build_prompt(packet: FailurePacket, style: PromptStyle | None = None) -> tup
 
         return build_messages(packet)
     env = packet.header.benchmark
+    if style.language == "program":
+        task = PROGRAM_TASK_LINE
+        system = program_system(env)
+    else:
+        task, system = TASK_LINE, compact_system(env)
     return (
-        Message(role="system", content=compact_system(env)),
-        Message(role="user", content=compact_packet(packet, style.max_chars, style.step_chars)),
+        Message(role="system", content=system),
+        Message(role="user", content=compact_packet(packet, style.max_chars, style.step_chars, task)),
     )
 
 
@@ -65,6 +78,16 @@ def compact_system(env: str) -> str:
         "Write an overlay patch: Python hooks on_init, make_pre_hint, on_before_action or on_post_step, each "
         "`def hook(ctx, nb)`, that fix the agent's recurring failure. Reply <think>...</think> then "
         "<patch>{harness-r1-patch-v1 JSON}</patch>."
+    )
+
+
+def program_system(env: str) -> str:
+    """The compact system message of an engineer that replies in repair programs (a function of the env)."""
+    from reharness.engineer.program import language_help
+
+    return (
+        f"You are a harness engineer for the '{env}' environment. Choose the repairs that fix the agent's "
+        "recurring failures; the host compiles them into hooks.\n" + language_help(env)
     )
 
 
@@ -92,8 +115,11 @@ def _trace_lines(trace: PacketTrace, step_chars: int) -> tuple[list[str], list[s
     return head, steps
 
 
-def compact_packet(packet: FailurePacket, max_chars: int = 1500, step_chars: int = 70) -> str:
-    """The packet in at most ``max_chars`` characters (header always; traces and steps while they fit)."""
+def compact_packet(
+    packet: FailurePacket, max_chars: int = 1500, step_chars: int = 70, task_line: str = TASK_LINE
+) -> str:
+    """The packet in at most ``max_chars`` characters (header always; traces and steps while they fit),
+    ending with ``task_line``."""
     h, row = packet.header, packet.row
     codes = ", ".join(f"{k}={v}" for k, v in sorted(h.code_counts.items())) or "none"
     lines = [
@@ -101,7 +127,7 @@ def compact_packet(packet: FailurePacket, max_chars: int = 1500, step_chars: int
         f"(pass rate {row.baseline_pass_rate:.0%})",
         f"codes: {codes}",
     ]
-    used = sum(len(line) + 1 for line in lines) + len(TASK_LINE) + 1
+    used = sum(len(line) + 1 for line in lines) + len(task_line) + 1
     for trace in packet.traces:
         head, steps = _trace_lines(trace, step_chars)
         cost = sum(len(line) + 1 for line in head)
@@ -114,7 +140,7 @@ def compact_packet(packet: FailurePacket, max_chars: int = 1500, step_chars: int
                 break
             lines.append(line)
             used += len(line) + 1
-    lines.append(TASK_LINE)
+    lines.append(task_line)
     return "\n".join(lines)
 
 

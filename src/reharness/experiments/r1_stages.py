@@ -47,6 +47,10 @@ class R1Config(BaseModel):
     k: int = Field(4, ge=2)
     max_new_tokens: int = Field(1536, gt=0)
     max_prompt_chars: int = Field(1500, gt=200)
+    language: Literal["hooks", "program"] | None = Field(
+        None, description="Reply language of the tiny engineer (None: program; 'hooks': hook code)."
+    )
+    per_packet: int | None = Field(None, ge=1, le=16, description="SFT program targets per packet (2).")
     test_batches: int = Field(4, gt=0, description="Held-out (test split) batches per environment.")
     temperature: float = Field(
         0.7, ge=0, description="Sampling temperature of the learned engineers at evaluation (0: greedy)."
@@ -129,6 +133,7 @@ def train(
             sft = SFTStageConfig(
                 data=str(root / "data"), out=str(root / "sft"), size=c.size, steps=c.sft_steps,
                 max_new_tokens=c.max_new_tokens, max_prompt_chars=c.max_prompt_chars, seed=c.seed,
+                language=c.language, per_packet=c.per_packet,
             )  # fmt: skip
             info = run_sft(sft, progress=progress)
         else:

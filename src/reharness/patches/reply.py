@@ -28,7 +28,8 @@ _PATCH_CLOSE = re.compile(r"</patch>", re.IGNORECASE)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
 
 
-def _after_thinking(reply: str) -> str:
+def after_thinking(reply: str) -> str:
+    """The reply after its (closed) ``<think>`` block; an unclosed one is ``unterminated_think``."""
     closes = list(_THINK_CLOSE.finditer(reply))
     opens = list(_THINK_OPEN.finditer(reply))
     if opens and (not closes or opens[-1].start() > closes[-1].start()):
@@ -47,7 +48,7 @@ def patch_block(reply: str) -> str:
         raise format_error(
             _SOURCE, None, "the reply is too large", "keep the patch under 16 KB of code", "too_large"
         )
-    answer = _after_thinking(reply)
+    answer = after_thinking(reply)
     opens = list(_PATCH_OPEN.finditer(answer))
     if not opens:
         inside = " (there is one inside <think>, which is ignored)" if _PATCH_OPEN.search(reply) else ""

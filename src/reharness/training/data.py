@@ -17,6 +17,10 @@ identities and seeds — GRPO reruns exactly these), the packet JSON, the engine
 candidates and, when one was kept, ``reply`` with its Δ_B, success change, rescued and broken counts.
 :func:`export` writes ``packets.parquet`` (every packet with failures) and ``sft.parquet`` (the kept
 examples) with Hugging Face ``datasets``. Everything is a function of the config and seeds.
+
+Every teacher candidate row also records its repair ``program`` (the ``operators`` teacher writes one per
+proposal, compiling to the same patch), so a tiny engineer that replies in programs is trained on programs
+measured on its packet (:func:`program_targets`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reharness.core.errors import options_error
+from reharness.core.errors import ReharnessError, options_error
 from reharness.core.hashing import derive_seed, stable_hash
 
 if TYPE_CHECKING:
@@ -110,14 +114,46 @@ def _teacher_rows(proposals: list[Proposal], results: list[PairedResult]) -> lis
     return [
         {
             "status": r.status,
+            "valid": r.valid,
             "error_code": p.error_code,
             "patch_id": p.patch.identity if p.patch is not None else None,
+            "program": p.meta.get("program"),
             "delta": r.delta,
             "rescued": len(r.rescued),
             "broken": len(r.broken),
         }
         for p, r in zip(proposals, results, strict=True)
     ]
+
+
+def program_targets(record: dict[str, Any], per_packet: int = 1) -> list[dict[str, Any]]:
+    """Up to ``per_packet`` repair-program SFT targets of a batch record, best first.
+
+    Each is a teacher candidate *measured on this packet* — valid (executable, non-degenerate), Δ_B ≥ 0,
+    ranked like :func:`pick_example` — that has a program (the ``operators`` teacher's proposals do) whose
+    compiled patch is the measured one (same identity), distinct by program. ``per_packet=1`` is Harness-R1's
+    rule (the kept example only); more gives the tiny engineer several measured repairs of one packet."""
+    from reharness.engineer.program import program_patch
+
+    teacher = record.get("teacher") or {}
+    rows = [
+        (i, c)
+        for i, c in enumerate(teacher.get("candidates") or [])
+        if c.get("program") and c.get("valid", c.get("status") == "ok") and c["delta"] >= 0
+    ]
+    rows.sort(key=lambda x: (-x[1]["delta"], x[1]["broken"], -x[1]["rescued"], x[0]))
+    out: list[dict[str, Any]] = []
+    for _, cand in rows:
+        if len(out) >= per_packet or any(t["program"] == cand["program"] for t in out):
+            continue
+        try:
+            patch = program_patch(cand["program"], record["env"])
+        except ReharnessError:
+            continue
+        if patch.identity == cand["patch_id"]:  # the program compiles to exactly the measured patch
+            program = patch.metadata["program"]
+            out.append({"program": program, "delta": cand["delta"], "patch_id": patch.identity})
+    return out
 
 
 class Collector:

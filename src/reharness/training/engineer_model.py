@@ -38,13 +38,14 @@ TINY_ENGINEER = ModelShape(
     vocab_size=1024,
     max_position_embeddings=4096,
 )
-#: A seconds-long configuration for tests.
+#: A minute-long configuration for tests (~0.1M parameters). Two layers: with one layer of width 32 the
+#: engineer never learned to write even one short repair program in 40 steps (it repeated tokens).
 MICRO_ENGINEER = ModelShape(
-    hidden_size=32,
-    num_layers=1,
-    num_heads=2,
-    num_kv_heads=2,
-    intermediate_size=64,
+    hidden_size=64,
+    num_layers=2,
+    num_heads=4,
+    num_kv_heads=4,
+    intermediate_size=128,
     vocab_size=400,
     max_position_embeddings=4096,
 )
@@ -61,23 +62,25 @@ def row_prompt(row: dict[str, Any], style: PromptStyle) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in build_prompt(packet, style)]
 
 
-def corpus(rows: Iterable[dict[str, Any]], style: PromptStyle) -> Iterator[str]:
-    """Texts to train the tiny engineer's tokenizer on: every prompt message and every reply."""
-    for row in rows:
-        for message in row_prompt(row, style):
+def corpus(examples: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """Texts to train the tiny engineer's tokenizer on: every prompt message and reply of the SFT examples."""
+    for example in examples:
+        for message in list(example["prompt"]) + list(example["completion"]):
             yield message["role"] + "\n" + message["content"]
-        if row.get("reply"):
-            yield "assistant\n" + row["reply"]
 
 
-def build_tiny_engineer(texts: Iterable[str], shape: ModelShape, seed: int) -> tuple[Any, Any]:
-    """A tokenizer trained on ``texts`` and a freshly initialised Llama-style model of ``shape``."""
+def build_tiny_engineer(
+    texts: Iterable[str], shape: ModelShape, seed: int, words: Iterable[str] = ()
+) -> tuple[Any, Any]:
+    """A tokenizer trained on ``texts`` (plus ``words`` kept whole, one token each: the repair-program
+    vocabulary, :func:`reharness.engineer.program.vocabulary`) and a fresh Llama-style model of ``shape``."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from reharness.models.tiny.tokenizer import train_tokenizer
 
     tokenizer = train_tokenizer(texts, shape.vocab_size)
+    tokenizer.add_tokens(list(words))
     torch.manual_seed(seed)
     config = LlamaConfig(
         **shape.llama_config_kwargs(len(tokenizer)),

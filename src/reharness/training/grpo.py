@@ -12,9 +12,10 @@ The engineer starts from the SFT model directory (``--stage sft``) and keeps its
 are saved every ``save_steps`` under ``OUT/checkpoints`` and a rerun of the same command resumes from the
 last one; patched reruns are stored under ``runs_dir`` (by default the data directory's ``runs``, where the
 baselines already are), so a resumed step loads the reruns it already paid for. Rewards per step are in
-``engineer.json`` (``reward_curve``), every scored reply in ``rewards.jsonl``, and with ``report_to:
-["tensorboard"]`` TRL logs the curves to ``OUT/checkpoints/runs``. ``timing`` gives the wall time per step
-and the share of it spent in paired reruns (the rest: generation and the policy update).
+``engineer.json`` (``reward_curve``), with the share of valid samples (``valid_frac_curve``) and of groups
+with non-zero reward variance (``variance_frac_curve``) per step, every scored reply in ``rewards.jsonl``,
+and with ``report_to: ["tensorboard"]`` TRL logs the curves to ``OUT/checkpoints/runs``. ``timing`` gives the
+wall time per step and the share of it spent in paired reruns (the rest: generation and the policy update).
 """
 
 from __future__ import annotations
@@ -229,6 +230,9 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
         "reward_std_curve": [round(float(h.get("reward_std", 0.0)), 6) for h in history if "reward" in h],
         "valid_frac_curve": [
             round(float(h["rerun/valid_frac"]), 4) for h in history if "rerun/valid_frac" in h
+        ],
+        "variance_frac_curve": [
+            round(float(h["rerun/variance_frac"]), 4) for h in history if "rerun/variance_frac" in h
         ],
         "timing": {
             "steps_timed": len(timer.seconds),

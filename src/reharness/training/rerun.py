@@ -13,7 +13,8 @@ are checked against the packet's recorded ones, so a reward is never measured on
 The reruns run on one event loop in a background thread, owned by the reward object, so agents with their
 own loop-bound machinery (micro-batching model backends) live on one loop for the whole training. Every
 scored completion is appended to ``log_path`` (JSON lines) and the time spent in reruns is accumulated, for
-the GRPO time breakdown.
+the GRPO time breakdown. Per call it logs (through TRL's ``log_metric``) the share of valid completions
+(``rerun/valid_frac``) and of packet groups with non-zero reward variance (``rerun/variance_frac``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, Sequence) and completion and isinstance(completion[-1], Mapping):
         return str(completion[-1].get("content") or "")
     return str(completion)
+
+
+def variance_share(rewards: Sequence[float], packet_ids: Sequence[str]) -> float:
+    """The share of packet groups whose rewards are not all equal (the groups that give GRPO a gradient)."""
+    groups: dict[str, list[float]] = {}
+    for reward, pid in zip(rewards, packet_ids, strict=True):
+        groups.setdefault(pid, []).append(reward)
+    varied = sum(1 for values in groups.values() if max(values) - min(values) > 1e-9)
+    return varied / max(1, len(groups))
 
 
 class PairedRerunReward:
@@ -92,6 +102,7 @@ class PairedRerunReward:
         log_metric = kwargs.get("log_metric")
         if callable(log_metric):
             log_metric("rerun/valid_frac", sum(r.valid for r in results) / max(1, len(results)))
+            log_metric("rerun/variance_frac", variance_share(rewards, list(packet_id)))
             log_metric("rerun/seconds", elapsed)
         self._log(step, list(packet_id), results)
         return rewards

@@ -8,8 +8,10 @@ rendering the ``hf:`` backend uses at inference. Examples longer than the model'
 (counted), never truncated mid-reply.
 
 Without ``base`` the engineer is the built-in tiny one, trained from scratch (tokenizer included) with the
-compact prompt; with ``base`` any local Hugging Face causal LM with a chat template is fine-tuned (full prompt
-by default, learning rate 1e-5 as in Harness-R1).
+compact prompt, replying in repair programs (:mod:`reharness.engineer.program`): its targets are the
+teacher's programs measured on each packet, up to ``per_packet`` of them (a reply is only ever a target
+for the packet it was measured on); with ``base`` any local Hugging Face causal LM with a chat template is
+fine-tuned (full prompt and hook code by default, learning rate 1e-5 as in Harness-R1).
 """
 
 from __future__ import annotations
@@ -42,9 +44,23 @@ class SFTStageConfig(BaseModel):
         None,
         description="Train on replies whose thinking is cut to the patch description (default: compact).",
     )
+    language: Literal["hooks", "program"] | None = Field(
+        None,
+        description="Reply language: 'program' (repair programs; default for the tiny engineer) or 'hooks' "
+        "(hook code; default with --base).",
+    )
+    per_packet: int | None = Field(
+        None,
+        ge=1,
+        le=16,
+        description="Program targets per packet: the best N distinct teacher programs measured on it with "
+        "Δ_B ≥ 0 (default 2; hook code always keeps 1, Harness-R1's rule).",
+    )
     steps: int = Field(300, gt=0)
     batch_size: int = Field(4, gt=0, description="Examples per optimizer step (gradient accumulation).")
-    learning_rate: float | None = Field(None, gt=0, description="Default: 2e-3 tiny, 1e-5 base.")
+    learning_rate: float | None = Field(
+        None, gt=0, description="Default: 2e-3 tiny S, 5e-3 micro (tests), 1e-5 base."
+    )
     seed: int = 0
     report_to: list[str] = Field(default_factory=list, description="e.g. ['tensorboard'].")
     device: Literal["cpu", "cuda"] = Field("cpu", description="cuda: GPUs through accelerate (bf16 advised).")
@@ -60,7 +76,14 @@ class SFTStageConfig(BaseModel):
     @property
     def style(self) -> PromptStyle:
         kind = self.prompt or ("full" if self.base else "compact")
-        return PromptStyle(kind=kind, max_chars=self.max_prompt_chars, max_new_tokens=self.max_new_tokens)
+        language = self.language or ("program" if kind == "compact" and not self.base else "hooks")
+        return PromptStyle(
+            kind=kind, max_chars=self.max_prompt_chars, max_new_tokens=self.max_new_tokens, language=language
+        )
+
+    @property
+    def targets_per_packet(self) -> int:
+        return (self.per_packet or 2) if self.style.language == "program" else 1
 
     @property
     def short_replies(self) -> bool:
@@ -68,11 +91,31 @@ class SFTStageConfig(BaseModel):
 
     @property
     def lr(self) -> float:
-        return self.learning_rate or (1e-5 if self.base else 2e-3)
+        if self.learning_rate:
+            return self.learning_rate
+        return 1e-5 if self.base else (5e-3 if self.size == "micro" else 2e-3)
 
 
-def examples(rows: list[dict[str, Any]], style: PromptStyle, short: bool = False) -> list[dict[str, Any]]:
-    """Conversational prompt/completion examples of SFT rows (``short``: :func:`compact_reply` replies)."""
+def examples(
+    rows: list[dict[str, Any]], style: PromptStyle, short: bool = False, per_packet: int = 1
+) -> list[dict[str, Any]]:
+    """Conversational prompt/completion examples of SFT rows.
+
+    Hook code: the kept teacher reply (``short``: :func:`compact_reply`). Programs (``style.language``):
+    up to ``per_packet`` measured program targets per packet (:func:`~.data.program_targets`), each paired
+    with the prompt of the packet it was measured on; a packet without one gives no example."""
+    if style.language == "program":
+        from reharness.engineer.program import program_reply
+        from reharness.training.data import program_targets
+
+        out = []
+        for row in rows:
+            targets = program_targets(row, per_packet)
+            prompt = row_prompt(row, style) if targets else []
+            for target in targets:
+                completion = [{"role": "assistant", "content": program_reply(target["program"])}]
+                out.append({"prompt": prompt, "completion": completion})
+        return out
     return [
         {
             "prompt": row_prompt(row, style),
@@ -128,16 +171,26 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
             + (f" for envs {config.envs}" if config.envs else ""),
             hint="collect more train batches (--batches) or use a stronger --teacher",
         )
+    short, per_packet = config.short_replies, config.targets_per_packet
+    train_all = examples(train_rows, style, short, per_packet)
+    valid_all = examples(valid_rows, style, short, per_packet)
+    if not train_all:
+        raise DataError(
+            f"no SFT example in {config.data!r} has a repair program measured on its packet",
+            hint="collect with the operators teacher, or train on hook code with --language hooks",
+        )
     if config.base:
         root = check_model_dir(config.base, "--base", "pass a local Hugging Face model directory")
         tokenizer, model, _ = load_engineer(root, dtype="bfloat16" if config.bf16 else None)
     else:
         shape = SHAPES[config.size]
-        tokenizer, model = build_tiny_engineer(corpus(train_rows + valid_rows, style), shape, config.seed)
+        from reharness.engineer.program import vocabulary
+
+        words = vocabulary() if style.language == "program" else []
+        tokenizer, model = build_tiny_engineer(corpus(train_all + valid_all), shape, config.seed, words)
     limit = int(getattr(model.config, "max_position_embeddings", 0) or 1 << 30)
-    short = config.short_replies
-    train = [e for e in examples(train_rows, style, short) if _fits(e, tokenizer, limit)]
-    valid = [e for e in examples(valid_rows, style, short) if _fits(e, tokenizer, limit)]
+    train = [e for e in train_all if _fits(e, tokenizer, limit)]
+    valid = [e for e in valid_all if _fits(e, tokenizer, limit)]
     if not train:
         raise DataError(
             f"every SFT example is longer than the model's context ({limit} tokens)",
@@ -183,7 +236,13 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
         "stage": "sft",
         "config": config.model_dump(mode="json"),
         "envs": sorted({r["env"] for r in train_rows}),
-        "examples": {"train": len(train), "valid": len(valid), "too_long": len(train_rows) - len(train)},
+        "examples": {
+            "train": len(train),
+            "valid": len(valid),
+            "too_long": len(train_all) - len(train),
+            "packets": len(train_rows),
+            "per_packet": per_packet,
+        },
         "params": count_params(trainer.model),
         "final_loss": losses[-1] if losses else None,
         "loss_curve": [round(v, 4) for v in losses],

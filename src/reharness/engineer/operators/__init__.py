@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from reharness.engineer.operators.base import MAX_OPERATORS, Fragment, Operator, ParamSpace, fill, merge
 from reharness.engineer.operators.engineer import OperatorEngineer
-from reharness.engineer.operators.registry import OPERATORS, get_operator, operators_for
+from reharness.engineer.operators.registry import (
+    KNOBS,
+    OPERATORS,
+    get_operator,
+    operators_for,
+    program_operators,
+)
 
 __all__ = [
+    "KNOBS",
     "MAX_OPERATORS",
     "OPERATORS",
     "Fragment",
@@ -22,4 +29,5 @@ __all__ = [
     "get_operator",
     "merge",
     "operators_for",
+    "program_operators",
 ]

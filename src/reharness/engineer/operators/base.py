@@ -12,6 +12,12 @@ calls every helper in operator order (so every helper's notebook bookkeeping run
 - ``before_action``: the first effect wins (guards come first: operators are ordered by ``priority``);
 - ``after_feedback``: the first ``force_action`` wins, otherwise the hints are joined.
 
+**Ranges and conditions** (for the repair-program language, :mod:`reharness.engineer.program`). The teacher
+samples parameters from the discrete :meth:`~Operator.space` only; a program may also use any value inside
+an operator's :attr:`~Operator.ranges` (``resolve(..., strict=False)``), and :func:`merge` may gate an
+operator's helpers with a condition (a Python boolean expression over ``ctx`` that the program compiler builds
+from typed fields): the hook then calls ``(helper(ctx, nb) if CONDITION else None)``.
+
 Operators read ``ctx`` fields only — never task ids, answers or object instances — so the generated code
 passes the leakage check for any packet. Parameter values enter the code as Python literals (``repr``).
 """
@@ -22,7 +28,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from reharness.core.errors import ConfigError, did_you_mean
 from reharness.patches.model import Patch
@@ -75,6 +81,9 @@ class Operator(ABC):
     priority: int = 50
     #: Relevance multiplier in the engineer's score (below 1 for generic, evidence-agnostic repairs).
     weight: float = 1.0
+    #: Numeric parameters a repair program may set to any value in ``[low, high]`` (ints stay ints), beyond
+    #: the discrete :meth:`space` the teacher samples from.
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
 
     @abstractmethod
     def space(self, env: str) -> ParamSpace:
@@ -90,8 +99,10 @@ class Operator(ABC):
     def defaults(self, env: str) -> dict[str, Any]:
         return {key: values[0] for key, values in self.space(env).items()}
 
-    def resolve(self, params: Mapping[str, Any] | None, env: str) -> dict[str, Any]:
-        """``params`` completed with defaults; unknown names and values outside the space are errors."""
+    def resolve(self, params: Mapping[str, Any] | None, env: str, strict: bool = True) -> dict[str, Any]:
+        """``params`` completed with defaults; unknown names and values outside the space are errors.
+
+        ``strict=False`` also accepts a numeric value inside the parameter's :attr:`ranges`."""
         if not self.applies_to(env):
             raise ConfigError(
                 f"operator {self.name!r} does not apply to {env!r}",
@@ -104,14 +115,24 @@ class Operator(ABC):
                 raise ConfigError(
                     f"operator {self.name!r} has no parameter {key!r}", hint=did_you_mean(key, list(space))
                 )
-            if value not in space[key]:
+            if not (_in_space(value, space[key]) or (not strict and self._in_range(key, value))):
                 allowed = ", ".join(repr(v) for v in space[key])
+                if not strict and key in self.ranges:
+                    low, high = self.ranges[key]
+                    allowed += f", or a number in [{low:g}, {high:g}]"
                 raise ConfigError(
                     f"operator {self.name!r}: {key}={value!r} is outside its space in {env!r}",
                     hint=f"use one of: {allowed}",
                 )
             out[key] = value
         return out
+
+    def _in_range(self, key: str, value: Any) -> bool:
+        if key not in self.ranges or isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        low, high = self.ranges[key]
+        integral = all(isinstance(v, int) for v in (low, high))
+        return low <= value <= high and (isinstance(value, int) or not integral)
 
     def points(self, params: Mapping[str, Any] | None, env: str) -> tuple[str, ...]:
         found = self.fragments(self.resolve(params, env), env)
@@ -133,11 +154,12 @@ class Operator(ABC):
         return merge([(self, dict(params or {}))], env)
 
 
-def _combine(point: str, functions: Sequence[str]) -> str:
-    if len(functions) == 1:
-        return f"def hook(ctx, nb):\n    return {functions[0]}(ctx, nb)\n"
-    calls = ", ".join(f"{f}(ctx, nb)" for f in functions)
-    head = f"def hook(ctx, nb):\n    outs = [{calls}]\n"
+def _combine(point: str, calls: Sequence[str]) -> str:
+    """The ``hook`` of one point: it evaluates every call (a helper, maybe gated) and combines the effects."""
+    if len(calls) == 1:
+        return f"def hook(ctx, nb):\n    return {calls[0]}\n"
+    joined = ", ".join(calls)
+    head = f"def hook(ctx, nb):\n    outs = [{joined}]\n"
     if point == "on_init":
         return head + (
             "    skills = []\n"
@@ -169,8 +191,21 @@ def _combine(point: str, functions: Sequence[str]) -> str:
     )
 
 
-def merge(choices: Sequence[tuple[Operator, Mapping[str, Any]]], env: str) -> Patch:
-    """One patch from 1–:data:`MAX_OPERATORS` operators with their parameters (see the module docstring)."""
+def merge(
+    choices: Sequence[tuple[Operator, Mapping[str, Any]]],
+    env: str,
+    *,
+    conditions: Mapping[str, tuple[str, str]] | None = None,
+    strict: bool = True,
+    metadata: Mapping[str, Any] | None = None,
+) -> Patch:
+    """One patch from 1–:data:`MAX_OPERATORS` operators with their parameters (see the module docstring).
+
+    ``conditions`` maps an operator name to ``(expression, text)``: a Python boolean expression over ``ctx``
+    that gates its helpers (built by the program compiler from typed fields, never from free text) and the
+    condition as the program wrote it (for the description); ``strict=False`` accepts values in the operators'
+    :attr:`~Operator.ranges`; ``metadata`` is merged into the patch's metadata."""
+    conditions = dict(conditions or {})
     if not 1 <= len(choices) <= MAX_OPERATORS:
         raise ConfigError(
             f"merge takes 1 to {MAX_OPERATORS} operators, got {len(choices)}", hint="pick fewer operators"
@@ -178,13 +213,17 @@ def merge(choices: Sequence[tuple[Operator, Mapping[str, Any]]], env: str) -> Pa
     names = [op.name for op, _ in choices]
     if len(set(names)) != len(names):
         raise ConfigError(f"operator listed twice: {names}", hint="use each operator at most once")
-    ordered = sorted(((op, op.resolve(params, env)) for op, params in choices), key=_order)
+    ordered = sorted(((op, op.resolve(params, env, strict)) for op, params in choices), key=_order)
     per_point: dict[str, list[Fragment]] = {}
+    calls: dict[str, list[str]] = {}
     for op, params in ordered:
         for point, fragment in op.fragments(params, env).items():
             shared = per_point.setdefault(point, [])
             if all(f.function != fragment.function for f in shared):  # a helper two operators share, once
                 shared.append(fragment)
+                call = f"{fragment.function}(ctx, nb)"
+                when = conditions.get(op.name)
+                calls.setdefault(point, []).append(f"({call} if {when[0]} else None)" if when else call)
     hooks: dict[str, str] = {}
     for point in HOOK_POINTS:
         fragments = per_point.get(point)
@@ -192,13 +231,23 @@ def merge(choices: Sequence[tuple[Operator, Mapping[str, Any]]], env: str) -> Pa
             continue
         imports = sorted({name for f in fragments for name in f.imports})
         head = "".join(f"import {name}\n" for name in imports)
-        body = "\n\n".join(
-            [f.code.strip() + "\n" for f in fragments] + [_combine(point, [f.function for f in fragments])]
-        )
+        body = "\n\n".join([f.code.strip() + "\n" for f in fragments] + [_combine(point, calls[point])])
         hooks[point] = (head + "\n\n" if head else "") + body
-    description = " ".join(f"[{op.name}] {op.describe(params)}." for op, params in ordered)
+    description = " ".join(
+        f"[{op.name}] {op.describe(params)}"
+        + (f" if {conditions[op.name][1]}" if op.name in conditions else "")
+        + "."
+        for op, params in ordered
+    )
     operators = [{"name": op.name, "params": json.loads(json.dumps(params))} for op, params in ordered]
-    return Patch(hooks, description, env, {"engineer": "operators", "operators": operators})
+    return Patch(
+        hooks, description, env, {"engineer": "operators", "operators": operators, **(metadata or {})}
+    )
+
+
+def _in_space(value: Any, values: tuple[Any, ...]) -> bool:
+    """``value`` is one of ``values`` with the same type (``True`` is not ``1``, ``1`` is not ``1.0``)."""
+    return any(type(value) is type(v) and value == v for v in values)
 
 
 def _order(item: tuple[Operator, dict[str, Any]]) -> tuple[int, str]:

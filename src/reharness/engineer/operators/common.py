@@ -8,7 +8,7 @@ honours: in ``db`` (block and hint only) the loop breaker cannot force, and ther
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from reharness.engineer.operators.base import Fragment, Operator, ParamSpace, fill
 
@@ -41,6 +41,7 @@ class SnapToAdmissible(Operator):
     envs = ("household", "shop")
     signals = ("invalid_actions", "nothing_happens")
     priority = 20
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"cutoff": (0.5, 0.95)}
 
     def space(self, env: str) -> ParamSpace:
         # household commands differ from a valid one by one object name ("take keychain 1 from drawer 1" is
@@ -114,6 +115,7 @@ class LoopBreaker(Operator):
     envs = ("household", "shop", "db")
     signals = ("repeated_actions", "repeated_observations", "repeated_sql", "repeated_clicks")
     priority = 30
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"repeats": (2, 8), "window": (2, 12)}
 
     def space(self, env: str) -> ParamSpace:
         # household agents repeat a failed command after it is blocked; forcing an unexplored place is what
@@ -192,6 +194,7 @@ class GoalReminder(Operator):
     envs = ("household", "shop", "db")
     signals = ("step_limit_hit",)
     priority = 70
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"every": (2, 12)}
     weight = 0.5  # generic: it helps a little with anything, so specific repairs should win
 
     def space(self, env: str) -> ParamSpace:
@@ -228,6 +231,7 @@ class InvalidActionHint(Operator):
     envs = ("household", "shop")
     signals = ("invalid_actions", "nothing_happens")
     priority = 60
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"shown": (1, 10), "streak": (1, 4)}
 
     def space(self, env: str) -> ParamSpace:
         return {"shown": (5, 3, 8), "streak": (1, 2)}

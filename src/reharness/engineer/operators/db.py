@@ -10,7 +10,7 @@ never rewrite SQL or force a commit. They read ``state`` (``last_error_kind``, `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from reharness.engineer.operators.base import Fragment, Operator, ParamSpace, fill
 from reharness.envs.db import intent as intent_rules
@@ -63,6 +63,7 @@ class SqlErrorHint(Operator):
     envs = ("db",)
     signals = ("sql_errors",)
     priority = 40
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"streak": (1, 4)}
 
     def space(self, env: str) -> ParamSpace:
         return {"streak": (1, 2), "headers": (True, False), "simplify": (True, False)}
@@ -97,6 +98,7 @@ class EmptyResultHint(Operator):
     envs = ("db",)
     signals = ("empty_results",)
     priority = 45
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"streak": (1, 4)}
 
     def space(self, env: str) -> ParamSpace:
         return {"streak": (1, 2), "like": (True, False)}
@@ -150,6 +152,7 @@ class AnswerGuard(Operator):
     codes = ("premature_answer", "wrong_answer")
     envs = ("db",)
     priority = 10
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"min_ok": (1, 3), "max_blocks": (1, 5)}
 
     def space(self, env: str) -> ParamSpace:
         return {
@@ -209,6 +212,7 @@ class AnswerGrounding(Operator):
     codes = ("wrong_answer",)
     envs = ("db",)
     priority = 15
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"max_values": (1, 20), "max_blocks": (1, 4)}
 
     def space(self, env: str) -> ParamSpace:
         return {"max_values": (3, 1, 10), "max_blocks": (1, 2), "lead": (0, 1)}
@@ -277,6 +281,7 @@ class SqlGuard(Operator):
     envs = ("db",)
     signals = ("sql_errors",)
     priority = 5
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"max_blocks": (1, 5)}
 
     def space(self, env: str) -> ParamSpace:
         return {

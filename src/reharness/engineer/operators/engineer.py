@@ -19,7 +19,9 @@ proposal 1 the best two with defaults; every further proposal draws 1–3 operat
 its space, redrawing (up to a bound) combinations already proposed so the ``n`` proposals differ. The chosen
 operators are merged into one patch (:func:`~reharness.engineer.operators.base.merge`), rendered as a
 Harness-R1 reply whose ``<think>`` block states the evidence and the choice (an SFT target), and validated
-like any engineer's patch. ``Proposal.meta`` records the operators, their parameters and the scores.
+like any engineer's patch. ``Proposal.meta`` records the operators, their parameters and the scores, and
+``program``: the same patch as a repair program (:mod:`reharness.engineer.program`), which compiles to the
+identical hooks — the SFT target of a tiny engineer that replies in programs.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from reharness.core.hashing import derive_seed
 from reharness.engineer.base import Engineer, Proposal, finish_patch, render_reply
 from reharness.engineer.operators.base import MAX_OPERATORS, Operator, merge
 from reharness.engineer.operators.registry import OPERATORS
+from reharness.engineer.program import render_program
 from reharness.runtime.effects import HOOK_POINTS
 
 if TYPE_CHECKING:
@@ -130,6 +133,7 @@ class OperatorEngineer(Engineer):
                 continue
             choice = plans[i]
             meta["operators"] = [{"name": op.name, "params": params} for op, params in choice]
+            meta["program"] = render_program(choice, packet.header.benchmark)  # the same patch, as a program
             try:
                 patch = merge(choice, packet.header.benchmark)
             except Exception as exc:  # an operator bug is a failed proposal, never a crash of the loop

@@ -1,4 +1,5 @@
-"""The registry of repair operators: :data:`OPERATORS` in a stable order, lookup by name and by env."""
+"""The registry of repair operators: :data:`OPERATORS` in a stable order (the teacher's pool), the config
+:data:`KNOBS` (repair programs only), lookup by name and by env."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from reharness.engineer.operators.db import (
     SqlErrorHint,
     SqlGuard,
 )
+from reharness.engineer.operators.knobs import ShowAdmissible, StepWarning
 from reharness.engineer.operators.shop import PurchaseGuard, SearchDedupe, StallBreaker
 
 #: Every operator, in a stable order (the order used for ties and listings).
@@ -36,11 +38,13 @@ OPERATORS: tuple[Operator, ...] = (
     AnswerGrounding(),
     SqlGuard(),
 )
-_BY_NAME = {op.name: op for op in OPERATORS}
+#: Harness-config knobs (:mod:`.knobs`): usable in repair programs, not in the teacher's pool.
+KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())
+_BY_NAME = {op.name: op for op in OPERATORS + KNOBS}
 
 
 def get_operator(name: str) -> Operator:
-    """The operator called ``name``."""
+    """The operator (or config knob) called ``name``."""
     try:
         return _BY_NAME[name]
     except KeyError:
@@ -52,3 +56,8 @@ def get_operator(name: str) -> Operator:
 def operators_for(env: str) -> list[Operator]:
     """The operators that apply to ``env``, in :data:`OPERATORS` order."""
     return [op for op in OPERATORS if op.applies_to(env)]
+
+
+def program_operators(env: str) -> list[Operator]:
+    """What a repair program may use in ``env``: the operators, then the config knobs."""
+    return [op for op in OPERATORS + KNOBS if op.applies_to(env)]

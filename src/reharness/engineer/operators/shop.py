@@ -8,7 +8,7 @@ They read the WebShop-like ``ctx``: ``state`` (page type, clickables, prices, st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from reharness.engineer.operators.base import Fragment, Operator, ParamSpace, fill
 
@@ -63,6 +63,7 @@ class PurchaseGuard(Operator):
     envs = ("shop",)
     signals = ("buy_now",)
     priority = 10
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"max_blocks": (1, 5)}
 
     def space(self, env: str) -> ParamSpace:
         return {"check_price": (True, False), "block_absent": (False, True), "max_blocks": (2, 1, 3)}
@@ -108,6 +109,7 @@ class SearchDedupe(Operator):
     envs = ("shop",)
     signals = ("repeated_searches",)
     priority = 25
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"max_blocks": (1, 5)}
 
     def space(self, env: str) -> ParamSpace:
         return {"suggest": (True, False), "max_blocks": (2, 1, 3)}
@@ -149,6 +151,7 @@ class StallBreaker(Operator):
     envs = ("shop",)
     signals = ("repeated_clicks", "repeated_searches", "step_limit_hit")
     priority = 60
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"stall": (2, 10), "clicks": (1, 4), "late": (1, 8)}
 
     def space(self, env: str) -> ParamSpace:
         return {"stall": (4, 3, 6), "clicks": (1, 2), "late": (3, 5)}

@@ -67,6 +67,8 @@ class InProcessHooks:
                 ok, value, out = worker.call_hook(
                     fn, self._view(ctx), nb, self.limits.max_stdout_chars, budget
                 )
+        except _Expired:  # the deadline passed outside the hook's own guard (building the ctx view)
+            expired = True
         finally:
             sys.settrace(previous)
         if expired:

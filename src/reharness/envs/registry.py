@@ -45,6 +45,12 @@ BUILTIN_ENVS: dict[str, EnvSpec] = {
             "reharness.envs.db.env:DBEnv",
             "DBBench on SQLite: generated tables or real AgentBench files; text or tool-call protocol",
         ),
+        EnvSpec(
+            "code",
+            "reharness/Code-v0",
+            "reharness.envs.code.env:CodeEnv",
+            "SWE-Gym-like: generated packages with injected bugs, SWE-agent tools, FAIL_TO_PASS grading",
+        ),
     )
 }
 

@@ -11,8 +11,8 @@ Tests run in the same confined runner as generated instances (``python -I -S -B`
 features (fixtures, parametrised ids such as ``test_x[1]``) or installed dependencies need their own
 environment, which this offline runner does not provide.
 
-Usage: ``CodeEnv(instances_path="swe-gym.jsonl", repos_dir="repos/")`` (split ``"data"``), or on the command
-line ``reharness run --env code --env-option instances_path=… --env-option repos_dir=…``.
+Usage (Python API; ``--data`` on the command line is db-only): ``CodeEnv(instances_path="swe-gym.jsonl",
+repos_dir="repos/")``, whose single split is ``"data"``.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ _MAX_OUTPUT = 4 * 1024 * 1024
 class TestLimits(BaseModel):
     """Limits of one test run."""
 
+    __test__ = False  # not a pytest class
     model_config = ConfigDict(frozen=True)
 
     wall_s: float = Field(default=20.0, gt=0, description="wall-clock limit of the whole run")
@@ -50,6 +51,7 @@ class TestLimits(BaseModel):
 class TestRun(BaseModel):
     """What one run reported: per-test status (``passed`` / ``failed`` / ``error`` / ``timeout``)."""
 
+    __test__ = False  # not a pytest class
     model_config = ConfigDict(frozen=True)
 
     results: dict[str, str] = Field(default_factory=dict)

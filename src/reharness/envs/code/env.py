@@ -37,6 +37,9 @@ from reharness.envs.code.tracker import EpisodeTracker
 from reharness.envs.code.workspace import ToolError, Workspace
 
 TEST_MODES = ("visible", "hidden")
+#: Generated tasks kept per process (a task is a pure function of its split and index).
+_TASK_CACHE = 4096
+_TASKS: dict[tuple[str, int], Task] = {}
 PROTOCOLS = ("text", "fc")
 OBSERVATION_LIMIT = 4000
 _INTRO = {
@@ -110,9 +113,16 @@ class CodeEnv(TextEnv):
                     f"code: a loaded instance file has only the split {DATA_SPLIT!r}, not {split!r}"
                 )
             return self.get_task(index)
-        return self.draw_task(
-            split, index, lambda rng, task_id: task_from_instance(make_instance(rng, task_id), task_id, split)
-        )
+        key = (split, index)
+        if key not in _TASKS:  # drawing costs ~10 generations (one split owns ~10%): keep what was drawn
+            if len(_TASKS) >= _TASK_CACHE:
+                _TASKS.pop(next(iter(_TASKS)))
+            _TASKS[key] = self.draw_task(
+                split,
+                index,
+                lambda rng, task_id: task_from_instance(make_instance(rng, task_id), task_id, split),
+            )
+        return _TASKS[key]
 
     def get_task(self, index: int) -> Task:
         if self._dataset is None:

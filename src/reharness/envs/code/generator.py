@@ -40,10 +40,15 @@ class Outcome:
     message: str = ""
 
 
-def run_call(source: str, case: Case) -> Outcome:
-    """Run ``case`` against ``source`` (generated, trusted code) and describe what happened."""
+def load_source(source: str) -> dict[str, Any]:
+    """Execute a generated module (our own, trusted code) and return its namespace."""
     namespace: dict[str, Any] = {}
     exec(compile(source, "<generated>", "exec"), namespace)  # noqa: S102 - our own generated code
+    return namespace
+
+
+def run_call(namespace: dict[str, Any], case: Case) -> Outcome:
+    """Run ``case`` in a generated module's namespace and describe what happened."""
     try:
         value = eval(f"{case.fn}({case.args})", namespace)  # noqa: S307 - our own generated code
     except Exception as exc:
@@ -143,7 +148,9 @@ def _try_instance(rng: random.Random, instance_id: str) -> CodeInstance | None:
     fail: list[str] = []
     passing: list[str] = []
     issue = ""
+    buggy_ns = load_source(buggy)
     for module, builts in sorted(modules.items()):
+        correct_ns = load_source(sources[module])
         before: dict[str, list[str]] = {}
         after: dict[str, list[str]] = {}
         path = f"tests/test_{module}.py"
@@ -153,8 +160,8 @@ def _try_instance(rng: random.Random, instance_id: str) -> CodeInstance | None:
                 after.setdefault(fn, [])
             counters: dict[str, int] = {}
             for case in built.cases:
-                good = run_call(sources[module], case)
-                bad = run_call(buggy, case) if module == target else good
+                good = run_call(correct_ns, case)
+                bad = run_call(buggy_ns, case) if module == target else good
                 counters[case.fn] = counters.get(case.fn, 0) + 1
                 name = f"test_{case.fn}_{counters[case.fn]}"
                 method = _test_method(module, case, good, name)

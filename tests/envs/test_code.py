@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,13 @@ class TestEscape(unittest.TestCase):
         import subprocess
         subprocess.run(["/bin/true"])
 
+    def test_read_outside(self):
+        with open("/etc/passwd") as fh:
+            fh.read()
+
+    def test_signal_parent(self):
+        os.kill(os.getppid(), 9)
+
     def test_write_inside(self):
         with open("made_here.txt", "w") as fh:
             fh.write("fine")
@@ -197,7 +205,8 @@ class TestEscape(unittest.TestCase):
     assert not run.error, run.error
     base = "tests/test_escape.py::TestEscape::"
     assert run.results[base + "test_write_inside"] == "passed"
-    for name in ("test_write_outside", "test_socket", "test_fork", "test_subprocess"):
+    escapes = ("test_write_outside", "test_socket", "test_fork", "test_subprocess", "test_read_outside")
+    for name in (*escapes, "test_signal_parent"):
         assert run.results[base + name] == "error", (name, run.messages.get(base + name))
     assert not outside.exists()
     assert run.caps["landlock"] and run.caps["seccomp"] and run.caps["no_new_privs"]
@@ -284,3 +293,22 @@ def test_cli_run_solver(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["success_rate"] == 1.0 and out["n"] == 10 and out["env_errors"] == 0
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "view " + "x" * 200_000,
+        "search " + "'" * 100_000,
+        "```" * 60_000,
+        "str_replace a.py\n<<<<<<< SEARCH\n" + "x" * 400_000 + "\n=======\ny\n>>>>>>> REPLACE",
+        "insert a.py 1\n<<<<<<< TEXT\n" + "x\n" * 300_000,
+        "run_tests " + "t::x " * 40_000,
+    ],
+)
+def test_a_huge_action_ends_its_step_at_once(env: CodeEnv, action: str) -> None:
+    env.reset(seed=0, options={"task": 0})
+    started = time.monotonic()
+    observation, _, terminated, _, _ = env.step(action)
+    assert time.monotonic() - started < 2.0
+    assert observation.startswith("Error:") and not terminated

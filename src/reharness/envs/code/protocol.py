@@ -43,6 +43,8 @@ TEXT
 >>>>>>> END
 run_tests [TEST_ID ...]          the given tests (path::Class::method), or the whole suite
 submit                           finish: the change is graded"""
+#: Longest first line of a command (paths, patterns, test ids); longer text goes in the blocks.
+MAX_COMMAND_LINE = 4000
 COMMANDS = ("view", "search", "str_replace", "insert", "run_tests", "submit")
 _SEARCH, _SPLIT, _REPLACE = "<<<<<<< SEARCH\n", "\n=======\n", "\n>>>>>>> REPLACE"
 _TEXT, _END = "<<<<<<< TEXT\n", "\n>>>>>>> END"
@@ -90,6 +92,10 @@ def parse(text: str) -> Command:
     """Parse a reply into a :class:`Command` (never raises)."""
     body = extract(text)
     head, _, rest = body.partition("\n")
+    if len(head) > MAX_COMMAND_LINE:
+        return Command(
+            error=f"the command line is {len(head)} characters long; the limit is {MAX_COMMAND_LINE}"
+        )
     try:
         words = shlex.split(head)
     except ValueError as exc:

@@ -312,3 +312,15 @@ def test_a_huge_action_ends_its_step_at_once(env: CodeEnv, action: str) -> None:
     observation, _, terminated, _, _ = env.step(action)
     assert time.monotonic() - started < 2.0
     assert observation.startswith("Error:") and not terminated
+
+
+def test_a_syntax_error_is_reported_without_temp_paths(env: CodeEnv) -> None:
+    env.reset(seed=0, options={"task": 0})
+    assert env.instance is not None
+    source = next(p for p in env.instance.patch.split("\n") if p.startswith("--- a/"))[len("--- a/") :]
+    env.step(render(Command("insert", path=source, line=0, new="def broken(:")))
+    first = env.step(render(Command("run_tests", tests=tuple(env.instance.FAIL_TO_PASS))))[0]
+    env.reset(seed=0, options={"task": 0})
+    env.step(render(Command("insert", path=source, line=0, new="def broken(:")))
+    again = env.step(render(Command("run_tests", tests=tuple(env.instance.FAIL_TO_PASS))))[0]
+    assert "SyntaxError" in first and "/tmp" not in first and first == again

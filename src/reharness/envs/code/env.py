@@ -201,8 +201,9 @@ class CodeEnv(TextEnv):
             else:
                 text = ws.insert(command.path, command.line, command.new)
         except (ToolError, OSError) as exc:
-            self.tracker.record(command.name, command.path, str(exc))
-            return Transition(observation=f"Error: {exc}", info={"error_kind": f"{command.name}_error"})
+            message = str(exc).replace(ws.root + "/", "")  # the temp dir's name is random
+            self.tracker.record(command.name, command.path, message)
+            return Transition(observation=f"Error: {message}", info={"error_kind": f"{command.name}_error"})
         self.tracker.record(command.name, command.path.strip().strip("/") or ".", "")
         return Transition(observation=_truncate(text), info={"error_kind": "none"})
 

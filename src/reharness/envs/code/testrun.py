@@ -125,6 +125,8 @@ def run_tests(
                 _kill(proc)
             out.seek(0)
             text = out.read(_MAX_OUTPUT).decode("utf-8", "replace")
+        # the scratch path is random: keep it out of what the agent sees (trajectories stay reproducible)
+        text = text.replace(os.path.realpath(tree) + os.sep, "").replace(tree + os.sep, "")
         return _parse(text, proc.returncode, time.monotonic() - started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

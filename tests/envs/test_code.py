@@ -324,3 +324,62 @@ def test_a_syntax_error_is_reported_without_temp_paths(env: CodeEnv) -> None:
     env.step(render(Command("insert", path=source, line=0, new="def broken(:")))
     again = env.step(render(Command("run_tests", tests=tuple(env.instance.FAIL_TO_PASS))))[0]
     assert "SyntaxError" in first and "/tmp" not in first and first == again
+
+
+HOSTILE = """
+
+class TestHostile(unittest.TestCase):
+    def test_read_secret(self):
+        open(DIR + "/secret.txt").read()
+
+    def test_unlink_victim(self):
+        os.unlink(DIR + "/victim.txt")
+
+    def test_rename_victim(self):
+        os.rename(DIR + "/victim.txt", DIR + "/moved.txt")
+
+    def test_chmod_victim(self):
+        os.chmod(DIR + "/victim.txt", 0o777)
+
+    def test_tmp_token(self):
+        open("/tmp/" + TOKEN, "w").write("x")
+
+    def test_symlink_out(self):
+        os.symlink(DIR + "/victim.txt", "link.txt")
+        open("link.txt", "w").write("through the link")
+
+    def test_ctypes_socket(self):
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.socket(2, 1, 0) < 0:
+            raise OSError(ctypes.get_errno(), "socket refused")
+
+    def test_kill_parent_group(self):
+        os.killpg(os.getpgid(os.getppid()), 9)
+"""
+
+
+def test_hostile_agent_code_sent_as_actions_leaves_the_host_untouched(tmp_path: Path) -> None:
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "secret.txt").write_text("OPENAI_API_KEY=canary-secret\n")
+    (canary / "victim.txt").write_text("do not touch\n")
+    before = {p.name: (p.stat().st_mode, p.read_text()) for p in canary.iterdir()}
+    token = f"reharness-code-pwn-{os.getpid()}"
+    env = CodeEnv(split="test")
+    env.reset(seed=0, options={"task": 0})
+    assert env.workspace is not None
+    path = next(p for p in sorted(env.workspace.files()) if p.startswith("tests/test_"))
+    lines = len(env.workspace.read(path).splitlines())
+    header = f"import os\nDIR = {str(canary)!r}\nTOKEN = {token!r}"
+    env.step(render(Command("insert", path=path, line=0, new=header)))
+    obs = env.step(render(Command("insert", path=path, line=lines + 3, new=HOSTILE)))[0]
+    assert obs.startswith("[Edited"), obs
+    obs, _, terminated, truncated, _ = env.step("run_tests")
+    assert not (terminated or truncated) and obs.startswith("[Tests]"), obs
+    hostile = [line for line in obs.splitlines() if "TestHostile" in line]
+    assert len(hostile) == 8 and all(line.startswith("ERROR") for line in hostile), hostile
+    assert {p.name: (p.stat().st_mode, p.read_text()) for p in canary.iterdir()} == before
+    assert not [n for n in os.listdir("/tmp") if token in n]
+    assert env.step("view .")[0].startswith("[Directory")  # the episode (and this process) go on
+    env.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
 from collections.abc import Mapping
 
 from reharness.envs.code.testrun import write_tree
@@ -35,10 +36,12 @@ class Workspace:
 
     def __init__(self, files: Mapping[str, str]) -> None:
         self.root = os.path.realpath(tempfile.mkdtemp(prefix="reharness-code-"))
+        # removed on close(), or when the workspace is garbage-collected or the process exits
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)
         write_tree(files, self.root)
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._cleanup()
 
     # ------------------------------------------------------------------ paths and files
     def resolve(self, path: str) -> str:

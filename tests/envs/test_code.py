@@ -281,18 +281,22 @@ def test_tool_call_protocol_through_the_fc_harness() -> None:
     }
 
 
-def test_cli_run_solver(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "reharness", "run", "--env", "code", "--agent", "solver", "--n", "10"]
-        + ["--out", str(tmp_path), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ),
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
-    assert out["success_rate"] == 1.0 and out["n"] == 10 and out["env_errors"] == 0
+def test_cli_run_solver_is_complete_and_reproducible(tmp_path: Path) -> None:
+    def run(out: str) -> dict:
+        proc = subprocess.run(
+            [sys.executable, "-m", "reharness", "run", "--env", "code", "--agent", "solver", "--n", "10"]
+            + ["--out", str(tmp_path / out), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=dict(os.environ),
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    first, again = run("a"), run("b")
+    assert first["success_rate"] == 1.0 and first["n"] == 10 and first["env_errors"] == 0
+    assert first["trajectory_digest"] == again["trajectory_digest"]
 
 
 @pytest.mark.parametrize(

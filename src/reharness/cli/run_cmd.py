@@ -81,7 +81,7 @@ def load_patch_overlays(
 
 @friendly_errors
 def run(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db (or a gymnasium id).")],
+    env: Annotated[str, typer.Option(help="Environment: household, shop, db, code (or a gymnasium id).")],
     agent: Annotated[
         str, typer.Option(help="Policy: solver, random, gold, openai:MODEL@URL, hf:PATH or tiny:NAME.")
     ] = "solver",

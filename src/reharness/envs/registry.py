@@ -3,7 +3,7 @@
 Built-ins are registered with gymnasium under ``reharness/<Name>-v<N>`` when ``reharness`` is imported (an
 id and an entry-point string each: the env's module loads only when ``gymnasium.make`` builds one, so the
 import stays cheap; gymnasium 1.x no longer reads ``gymnasium.envs`` package entry points, hence the import
-hook) and are addressable by short name (``household``, ``shop``, ``db``).
+hook) and are addressable by short name (``household``, ``shop``, ``db``, ``code``).
 """
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ BUILTIN_ENVS: dict[str, EnvSpec] = {
             "reharness/DB-v0",
             "reharness.envs.db.env:DBEnv",
             "DBBench on SQLite: generated tables or real AgentBench files; text or tool-call protocol",
+        ),
+        EnvSpec(
+            "code",
+            "reharness/Code-v0",
+            "reharness.envs.code.env:CodeEnv",
+            "SWE-Gym-like: generated packages with injected bugs, SWE-agent tools, FAIL_TO_PASS grading",
         ),
     )
 }

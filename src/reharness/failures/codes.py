@@ -26,6 +26,8 @@ class FailureCode(StrEnum):
     HOOK_ERROR = "hook_error"
     POLICY_ERROR = "policy_error"
     ENV_ERROR = "env_error"
+    EDIT_ERROR = "edit_error"
+    TESTS_FAILING = "tests_failing"
 
     @property
     def description(self) -> str:
@@ -50,6 +52,9 @@ DESCRIPTIONS: dict[FailureCode, str] = {
     FailureCode.HOOK_ERROR: "a harness hook raised, timed out or returned an invalid effect",
     FailureCode.POLICY_ERROR: "the policy (model call) failed and the episode stopped",
     FailureCode.ENV_ERROR: "the environment raised and the episode stopped",
+    FailureCode.EDIT_ERROR: "a file edit failed (old text not found or not unique, bad path or line number)",
+    FailureCode.TESTS_FAILING: "the submitted change left tests failing (a FAIL_TO_PASS test still fails "
+    "or a PASS_TO_PASS test broke)",
 }
 
 #: Every code, in declaration order (the order tables and packets use).

@@ -5,8 +5,8 @@ observations, step flags, hook errors, termination), so the codes can be recompu
 the same record always gives the same codes. Step indices are ``StepRecord.index`` values.
 
 - ``invalid_action``: a step the environment flagged invalid (household "Nothing happens.", shop: not
-  clickable or malformed). On ``db`` the env's only invalid actions are replies that do not follow the v0.2
-  text format, so they count as ``format_error`` instead.
+  clickable or malformed). On ``db`` and ``code`` the env's only invalid actions are replies that do not
+  follow its text format (v0.2; a command), so they count as ``format_error`` instead.
 - ``format_error``: a reply the runtime could not parse into an action (no ``Action:`` line, empty reply, no
   tool call under the tools protocol), and db's malformed v0.2 replies.
 - ``tool_error``: a tool call the runtime could not translate (unknown tool, missing or ill-typed arguments).
@@ -26,6 +26,11 @@ the same record always gives the same codes. Step indices are ``StepRecord.index
 - ``wrong_answer``: the episode was ended by the agent's own terminal action (the env reported
   ``terminated`` without success): a wrong db answer or commit, an imperfect shop purchase. A premature answer
   is also a wrong answer.
+- ``edit_error``: a code step whose ``str_replace`` / ``insert`` was refused (observation ``Error: …``: old
+  text not found or not unique, path outside the tree, line out of range).
+- ``tests_failing``: a code episode ended by ``submit`` without being resolved (a ``FAIL_TO_PASS`` test still
+  fails or a ``PASS_TO_PASS`` test broke). code's ``premature_answer``: submitted with no successful edit, or
+  without running the tests after the last edit.
 - ``step_limit``: the episode ran out of decisions (``termination == "step_limit"``).
 - ``hook_error``: a step recorded hook errors (a hook raised, timed out or returned an invalid effect).
 - ``policy_error`` / ``env_error``: the step flagged so; the episode stopped there.
@@ -39,6 +44,9 @@ from reharness.failures.codes import FailureCode
 from reharness.failures.evidence import (
     BAD_TOOL_CALL,
     action_key,
+    code_command,
+    code_edit,
+    code_premature,
     db_action,
     executed,
     is_db_write,
@@ -58,6 +66,8 @@ REPEAT_RUN = 3
 NO_PROGRESS_STEPS = 5
 #: db task types graded by the table contents rather than by the answer.
 DB_MUTATION_TYPES = frozenset({"INSERT", "UPDATE", "DELETE"})
+#: Envs whose only invalid actions are replies outside their text format (counted as ``format_error``).
+TEXT_FORMAT_ENVS = frozenset({"db", "code"})
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,7 @@ def findings(record: EpisodeRecord) -> list[Finding]:
             found.append(Finding(code, tuple(steps), detail))
 
     steps = record.steps
-    is_db = record.env == "db"
+    is_db = record.env in TEXT_FORMAT_ENVS
     invalid = _flagged(steps, "invalid_action")
     unparsed = [s for s in steps if "format_error" in s.flags]
     tool = [s.index for s in unparsed if (s.parse_error or "").startswith(BAD_TOOL_CALL)]
@@ -116,6 +126,11 @@ def findings(record: EpisodeRecord) -> list[Finding]:
             if executed(s) and db_action(s.action or "").kind == "sql" and not is_sql_result(s.observation)
         ]
         add(FailureCode.SQL_ERROR, errors, f"{len(errors)} SQL statement(s) failed")
+    if record.env == "code":
+        edits = [
+            s.index for s in steps if executed(s) and code_edit(s) and s.observation.startswith("Error:")
+        ]
+        add(FailureCode.EDIT_ERROR, edits, f"{len(edits)} edit(s) refused")
     hooks = [s.index for s in steps if s.hook_errors]
     add(FailureCode.HOOK_ERROR, hooks, f"{sum(len(s.hook_errors) for s in steps)} hook error(s)")
     for flag, code in (("policy_error", FailureCode.POLICY_ERROR), ("env_error", FailureCode.ENV_ERROR)):
@@ -125,9 +140,15 @@ def findings(record: EpisodeRecord) -> list[Finding]:
         add(FailureCode.STEP_LIMIT, [last.index] if last else [], f"stopped after {len(steps)} decisions")
     if record.termination == "terminated" and last is not None:
         add(FailureCode.WRONG_ANSWER, [last.index], f"ended by the agent with score {record.score:.2f}")
-        why = _premature(record, last)
+        why = _premature(record, last) if record.env != "code" else code_premature(record.steps)
         if why:
             add(FailureCode.PREMATURE_ANSWER, [last.index], why)
+        if record.env == "code" and code_command(last.action or "") == "submit":
+            add(
+                FailureCode.TESTS_FAILING,
+                [last.index],
+                "submitted, but the change does not resolve the issue",
+            )
     return sorted(found, key=lambda f: f.code.value)
 
 

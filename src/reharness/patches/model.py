@@ -49,7 +49,7 @@ from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectErr
 
 SCHEMA_VERSION = "reharness-patch-v1"
 HARNESS_R1_SCHEMA = "harness-r1-patch-v1"
-ENV_NAMES: tuple[str, ...] = ("household", "shop", "db")
+ENV_NAMES: tuple[str, ...] = ("household", "shop", "db", "code")
 #: Harness-R1 benchmark name → reharness environment.
 R1_BENCHMARKS: dict[str, str] = {"alfworld": "household", "webshop": "shop", "dbbench": "db"}
 MAX_R1_ACTIONS = 12
@@ -238,9 +238,10 @@ class Patch:
     def to_harness_r1(self) -> dict[str, Any]:
         """Export as Harness-R1's ``harness-r1-patch-v1`` (needs ``env``: the format names a benchmark)."""
         if self.env is None:
-            fix = "set env to household, shop or db before exporting"
+            fix = "set env to household, shop, db or code before exporting"
             raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
-        benchmark = next(b for b, e in R1_BENCHMARKS.items() if e == self.env)
+        # envs Harness-R1 never had (code) keep their own name: it reads back through the same mapping
+        benchmark = next((b for b, e in R1_BENCHMARKS.items() if e == self.env), self.env)
         actions = [
             {"type": "add_code_hook", "hook": _R1_NAMES[p], "code": block}
             for p, c in self.hooks.items()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from reharness.core.errors import UnknownNameError, did_you_mean
 from reharness.engineer.operators.base import Operator
+from reharness.engineer.operators.code import EditErrorHint, FailingTestHint, SubmitGuard
 from reharness.engineer.operators.common import (
     FormatReminder,
     GoalReminder,
@@ -35,6 +36,9 @@ OPERATORS: tuple[Operator, ...] = (
     AnswerGuard(),
     AnswerGrounding(),
     SqlGuard(),
+    SubmitGuard(),
+    FailingTestHint(),
+    EditErrorHint(),
 )
 _BY_NAME = {op.name: op for op in OPERATORS}
 

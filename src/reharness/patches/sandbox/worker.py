@@ -10,8 +10,9 @@ host's code or configuration is reachable from patch code. Start-up (REFERENCE.m
 2. read the ``config`` frame, pre-import the allowed modules, capture the protocol's own functions
    (JSON encoder/scanner, ``struct``, ``os.read/write/_exit``) as locals *before* any patch code runs, so a
    patch that monkeypatches ``json.dumps`` or ``struct.pack`` cannot corrupt the channel;
-3. confine itself (``confine.py``: rlimits → no_new_privs → Landlock → seccomp) and send ``hello`` with the
-   layers achieved; the parent decides whether that is good enough (``strict``) before sending any code;
+3. confine itself (``reharness/core/confine.py``: rlimits → no_new_privs → Landlock → seccomp) and send
+   ``hello`` with the layers achieved; the parent decides whether that is good enough (``strict``) before
+   sending any code;
 4. on ``load``, compile each hook into a fresh namespace whose ``__builtins__`` is the safe dict (with an
    ``__import__`` that admits only the allowed modules) and answer ``loaded``;
 5. serve ``call`` frames until EOF: ``ctx`` is a read-only view, ``nb`` a plain dict that goes back to the
@@ -275,7 +276,9 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_reharness_confine", os.path.join(here, "confine.py"))
+    # confine.py lives in reharness/core (shared with the code env's test runner), loaded by path.
+    path = os.path.join(os.path.dirname(os.path.dirname(here)), "core", "confine.py")
+    spec = importlib.util.spec_from_file_location("_reharness_confine", path)
     if spec is None or spec.loader is None:
         os._exit(EXIT_BAD_CONFIG)
     confine = importlib.util.module_from_spec(spec)

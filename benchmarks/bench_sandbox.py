@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reharness.patches.errors import PatchTimeout
-from reharness.patches.sandbox import process
+from reharness.core.sandbox import process
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
 
 NOOP = "def hook(ctx, nb):\n    return None\n"

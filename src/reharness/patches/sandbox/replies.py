@@ -17,7 +17,7 @@ from reharness.patches.errors import (
     PatchProtocolError,
     PatchRuntimeError,
 )
-from reharness.patches.sandbox import frames
+from reharness.core.sandbox import frames
 from reharness.patches.sandbox.limits import SandboxLimits
 
 

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import linecache
 import os
 import sys
+import traceback
 from typing import Any
 
 
@@ -122,7 +124,9 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
         try:
             frame = encode({"op": "call", "app": str(app), "api": str(api), "args": kwargs})
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"arguments of {app}.{api} must be JSON data (str, int, float, ...): {exc}") from None
+            raise TypeError(
+                f"arguments of {app}.{api} must be JSON data (str, int, float, ...): {exc}"
+            ) from None
         send(frame)
         reply = recv()
         if not isinstance(reply, dict) or reply.get("op") != "reply":
@@ -138,7 +142,29 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
         "ApiError": ApiError,
     }
 
+    format_list, format_only, extract_tb = (
+        traceback.format_list,
+        traceback.format_exception_only,
+        traceback.extract_tb,
+    )
+
+    def describe_agent(exc: BaseException) -> dict[str, str]:
+        """Like ``error_info``, but the traceback shows only the agent's own lines (no worker internals)."""
+        info = describe(exc, tb_cap, skip=0)
+        if info["kind"] == "memory":
+            return info
+        try:
+            mine = [f for f in extract_tb(exc.__traceback__) if f.filename == "<agent>"]
+            text = "".join(format_only(type(exc), exc))
+            if mine:
+                text = "Traceback (most recent call last):\n" + "".join(format_list(mine)) + text
+            info["tb"] = text if len(text) <= tb_cap else "…" + text[-tb_cap:]
+        except BaseException:
+            pass
+        return info
+
     def run(code: str) -> None:
+        linecache.cache["<agent>"] = (len(code), None, code.splitlines(True), "<agent>")
         tree = parse(code, "<agent>", "exec")
         last = tree.body[-1] if tree.body and type(tree.body[-1]) is ast.Expr else None
         body = tree.body[:-1] if last is not None else tree.body
@@ -158,14 +184,16 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
         try:
             run(msg["code"])
         except BaseException as exc:  # everything agent code raises is reported, nothing escapes
-            error = describe(exc, tb_cap, skip=2 if not isinstance(exc, SyntaxError) else 0)
+            error = describe_agent(exc)
         finally:
             sys.stdout, sys.stderr = stdout0, stderr0
         out = sink.text()
         if sink.dropped:
             out += f"\n[output truncated: {sink.dropped} more characters]"
         try:
-            reply = encode({"op": "done", "id": msg.get("id"), "ok": error is None, "stdout": out, "error": error})
+            reply = encode(
+                {"op": "done", "id": msg.get("id"), "ok": error is None, "stdout": out, "error": error}
+            )
         except BaseException:
             reply = encode({"op": "done", "id": msg.get("id"), "ok": False, "stdout": "", "error": None})
         del sink, out

@@ -2,7 +2,7 @@
 
 ``reharness-patch-v1`` (JSON or YAML)::
 
-    {"schema_version": "reharness-patch-v1", "description": "...", "env": "household" | "shop" | "db" | null,
+    {"schema_version": "reharness-patch-v1", "description": "...", "env": "household" | "shop" | "db" | "apps" | null,
      "hooks": {"before_action": "def hook(ctx, nb): ..."}, "metadata": {...}}
 
 Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_action``, ``after_feedback``)
@@ -49,7 +49,7 @@ from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectErr
 
 SCHEMA_VERSION = "reharness-patch-v1"
 HARNESS_R1_SCHEMA = "harness-r1-patch-v1"
-ENV_NAMES: tuple[str, ...] = ("household", "shop", "db")
+ENV_NAMES: tuple[str, ...] = ("household", "shop", "db", "apps")
 #: Harness-R1 benchmark name → reharness environment.
 R1_BENCHMARKS: dict[str, str] = {"alfworld": "household", "webshop": "shop", "dbbench": "db"}
 MAX_R1_ACTIONS = 12

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from reharness.core.errors import EnvError
@@ -194,6 +194,11 @@ class AppsEnv(TextEnv):
             "asks_question": self.task.gold.get("answer") is not None,
         }
 
+    @classmethod
+    def run_metrics(cls, results: Sequence[tuple[str, bool]]) -> dict[str, Any]:
+        """TGC and SGC of a run (:func:`run_metrics`)."""
+        return run_metrics(results)
+
     def _info(self, invalid: bool, extra: dict[str, Any]) -> dict[str, Any]:
         info = super()._info(invalid, extra)
         assert self.task is not None
@@ -201,22 +206,19 @@ class AppsEnv(TextEnv):
         return info
 
 
-def run_metrics(results: Iterable[tuple[str, str, bool]]) -> dict[str, Any]:
-    """TGC and SGC (percent) from ``(task_id, scenario_id, success)`` triples.
+def run_metrics(results: Iterable[tuple[str, bool]]) -> dict[str, Any]:
+    """TGC and SGC (percent) from ``(task_id, success)`` pairs of ``apps`` tasks.
 
     TGC = tasks passed. SGC = scenarios all of whose variants in the run passed (AppWorld counts a scenario
-    only when all three pass; ``complete_scenarios`` says how many had all three variants in the run).
+    only when all three pass; ``complete_scenarios`` says how many had all three variants in the run). The
+    scenario of ``apps/<split>/<index>`` is ``index // 3`` of that split (see :mod:`.generator`).
     """
-    rows = list(results)
     by_scenario: dict[str, list[bool]] = {}
-    for _, scenario, ok in rows:
-        by_scenario.setdefault(scenario, []).append(ok)
-    tgc = 100.0 * sum(ok for _, _, ok in rows) / len(rows) if rows else 0.0
+    for task_id, ok in results:
+        _, split, index = task_id.split("/")
+        by_scenario.setdefault(f"{split}/{int(index) // VARIANTS}", []).append(bool(ok))
+    flat = [ok for oks in by_scenario.values() for ok in oks]
+    tgc = 100.0 * sum(flat) / len(flat) if flat else 0.0
     sgc = 100.0 * sum(all(v) for v in by_scenario.values()) / len(by_scenario) if by_scenario else 0.0
     complete = sum(len(v) >= VARIANTS for v in by_scenario.values())
-    return {
-        "tgc": round(tgc, 2),
-        "sgc": round(sgc, 2),
-        "scenarios": len(by_scenario),
-        "complete_scenarios": complete,
-    }
+    return {"tgc": round(tgc, 2), "sgc": round(sgc, 2), "scenarios": len(by_scenario), "complete_scenarios": complete}

@@ -35,14 +35,19 @@ def make_task(env_id: str, split: str, index: int) -> Task:
     scenario, variant = divmod(index, VARIANTS)
     template, scenario_seed = scenario_of(env_id, split, scenario)
     rng = random.Random(derive_seed("apps-variant", scenario_seed, variant))
-    world_seed = rng.getrandbits(32)
-    draft = TEMPLATES[template](rng, World({"seed": world_seed}))
-    spec = {"seed": world_seed, "plant": draft.plant}
-    world = World(spec)
-    try:
-        answer, changes = draft.expect(world)
-    finally:
-        world.db.close()
+    for _ in range(100):  # redraw (same rng) until the task asks something or changes something
+        world_seed = rng.getrandbits(32)
+        draft = TEMPLATES[template](rng, World({"seed": world_seed}))
+        spec = {"seed": world_seed, "plant": draft.plant}
+        world = World(spec)
+        try:
+            answer, changes = draft.expect(world)
+        finally:
+            world.db.close()
+        if answer is not None or changes:
+            break
+    else:
+        raise EnvError(f"apps: scenario {template} drew only empty tasks for {split}/{index}")
     state = {
         "world": spec,
         "scenario_id": f"{template}-{scenario_seed:08x}",

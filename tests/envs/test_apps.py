@@ -349,8 +349,13 @@ def test_failure_codes_of_apps_episodes(env: AppsEnv) -> None:
 
 
 def test_run_metrics_count_tasks_and_whole_scenarios() -> None:
-    results = [("apps/test/000000", True), ("apps/test/000001", True), ("apps/test/000002", True),
-               ("apps/test/000003", True), ("apps/test/000004", False)]  # fmt: skip
+    results = [
+        ("apps/test/000000", True),
+        ("apps/test/000001", True),
+        ("apps/test/000002", True),
+        ("apps/test/000003", True),
+        ("apps/test/000004", False),
+    ]
     assert run_metrics(results) == {"tgc": 80.0, "sgc": 50.0, "scenarios": 2, "complete_scenarios": 1}
     assert run_metrics([]) == {"tgc": 0.0, "sgc": 0.0, "scenarios": 0, "complete_scenarios": 0}
 

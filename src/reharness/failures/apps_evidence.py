@@ -1,4 +1,4 @@
-"""Evidence of ``apps`` failures read from observations: API errors, auth errors, code errors, collateral damage.
+"""Evidence of ``apps`` failures read from observations: API, auth and code errors, collateral damage.
 
 The env's observations are stable text: an API error surfaces as the agent code's traceback ending in
 ``ApiError: Response status code is <status>:``; any other exception ends in ``<Name>: message``; a time-out
@@ -26,7 +26,8 @@ def is_auth_error(observation: str) -> bool:
 
 
 def is_api_misuse(observation: str) -> bool:
-    """An API call was wrong in itself: unknown app/API/resource (404), bad arguments (422), conflict (409)."""
+    """An API call was wrong in itself: unknown app/API/resource (404), bad arguments (422), conflict (409),
+    too many calls (429)."""
     return any(s in (404, 409, 422, 429) for s in api_statuses(observation))
 
 

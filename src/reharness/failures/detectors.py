@@ -145,7 +145,11 @@ def _apps_findings(record: EpisodeRecord, add: Any) -> None:
     misuse = [s.index for s in done if apps_evidence.is_api_misuse(s.observation)]
     code = [s.index for s in done if apps_evidence.code_error(s.observation)]
     damage = [s.index for s in done if apps_evidence.collateral_damage(s.observation)]
-    add(FailureCode.AUTH_ERROR, auth, f"{len(auth)} step(s) with an API call rejected as unauthenticated (401)")
+    add(
+        FailureCode.AUTH_ERROR,
+        auth,
+        f"{len(auth)} step(s) with an API call rejected as unauthenticated (401)",
+    )
     add(FailureCode.API_ERROR, misuse, f"{len(misuse)} step(s) with a misused API (404/409/422)")
     add(FailureCode.CODE_ERROR, code, f"{len(code)} step(s) whose code raised or timed out")
     add(FailureCode.COLLATERAL_DAMAGE, damage, "the task changed data it was not asked to change")

@@ -2,7 +2,8 @@
 
 ``reharness-patch-v1`` (JSON or YAML)::
 
-    {"schema_version": "reharness-patch-v1", "description": "...", "env": "household" | "shop" | "db" | "apps" | null,
+    {"schema_version": "reharness-patch-v1", "description": "...",
+     "env": "household" | "shop" | "db" | "apps" | null,
      "hooks": {"before_action": "def hook(ctx, nb): ..."}, "metadata": {...}}
 
 Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_action``, ``after_feedback``)

@@ -223,7 +223,7 @@ class ConfinedInterpreter:
             raise frames.FrameError("malformed call frame")
         result.api_calls += 1
         if result.api_calls > self.limits.max_api_calls:
-            reply = {
+            reply: dict[str, Any] = {
                 "ok": False,
                 "status": 429,
                 "message": f"more than {self.limits.max_api_calls} API calls in one step",
@@ -237,7 +237,8 @@ class ConfinedInterpreter:
                     "status": 500,
                     "message": f"internal error: {type(exc).__name__}: {exc}",
                 }
-        status = 200 if reply.get("ok") else int(reply.get("status") or 500)
+        code = reply.get("status")
+        status = 200 if reply.get("ok") else (code if type(code) is int else 500)
         result.calls.append((app[:100], api[:100], status))
         reply["op"] = "reply"
         return reply

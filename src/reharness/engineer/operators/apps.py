@@ -64,8 +64,11 @@ class ApiDocLookup(Operator):
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
         example = DOC_EXAMPLE if params["example"] else ""
-        out = {"after_feedback": Fragment("api_doc_lookup", fill(DOC_HINT, {"EXAMPLE": example}, **{
-            "streak": params["streak"]}))}  # fmt: skip
+        out = {
+            "after_feedback": Fragment(
+                "api_doc_lookup", fill(DOC_HINT, {"EXAMPLE": example}, **{"streak": params["streak"]})
+            )
+        }
         if params["guard"]:
             out["before_action"] = Fragment("api_doc_guard", DOC_GUARD)
         return out
@@ -80,7 +83,8 @@ def login_first(ctx, nb):
         return None
     logged = [str(a) for a in (ctx.get("logged_in") or ())]
     message = "An API rejected the call as not authenticated (401). Log in to each app first: "
-    message += "passwords = {a['account_name']: a['password'] for a in apis.supervisor.show_account_passwords()}; "
+    message += "passwords = {a['account_name']: a['password'] for a in "
+    message += "apis.supervisor.show_account_passwords()}; "
     message += "email = apis.supervisor.show_profile()['email']; "
     message += "token = apis.APP.login(username=email, password=passwords['APP'])['access_token']; then pass "
     message += "access_token=token to that app's APIs (a token works for its own app only)."
@@ -136,7 +140,8 @@ def pagination_reminder(ctx, nb):
 """
 PAGES_SKILL = """
 def pagination_skill(ctx, nb):
-    return {"skills": ["List APIs (show_*) are paginated: pass page_index=0, 1, 2, ... and the largest page_limit, "
+    return {"skills": ["List APIs (show_*) are paginated: pass page_index=0, 1, 2, ... and the largest "
+                       "page_limit, "
                        "and keep going until a page has fewer than page_limit items."]}
 """
 

@@ -221,4 +221,9 @@ def run_metrics(results: Iterable[tuple[str, bool]]) -> dict[str, Any]:
     tgc = 100.0 * sum(flat) / len(flat) if flat else 0.0
     sgc = 100.0 * sum(all(v) for v in by_scenario.values()) / len(by_scenario) if by_scenario else 0.0
     complete = sum(len(v) >= VARIANTS for v in by_scenario.values())
-    return {"tgc": round(tgc, 2), "sgc": round(sgc, 2), "scenarios": len(by_scenario), "complete_scenarios": complete}
+    return {
+        "tgc": round(tgc, 2),
+        "sgc": round(sgc, 2),
+        "scenarios": len(by_scenario),
+        "complete_scenarios": complete,
+    }

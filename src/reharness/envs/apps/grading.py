@@ -55,7 +55,7 @@ def diff(before: Snapshot, after: Snapshot) -> dict[str, list[tuple[str, Any, An
     out: dict[str, list[tuple[str, Any, Any]]] = {}
     for table, old in before.items():
         new = after.get(table, {})
-        rows = [("insert", None, new[i]) for i in sorted(set(new) - set(old))]
+        rows: list[tuple[str, Any, Any]] = [("insert", None, new[i]) for i in sorted(set(new) - set(old))]
         rows += [("delete", old[i], None) for i in sorted(set(old) - set(new))]
         rows += [("update", old[i], new[i]) for i in sorted(set(old) & set(new)) if old[i] != new[i]]
         if rows:

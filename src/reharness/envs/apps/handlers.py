@@ -17,8 +17,12 @@ P = Param
 def api(
     app: str, name: str, description: str, *params: Param, auth: bool = True, paginated: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    method = "POST" if name.split("_")[0] in {"create", "send", "add", "delete", "mark", "approve",
-                                              "deny", "update", "complete", "login"} else "GET"  # fmt: skip
+    method = (
+        "POST"
+        if name.split("_")[0]
+        in {"create", "send", "add", "delete", "mark", "approve", "deny", "update", "complete", "login"}
+        else "GET"
+    )
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         REGISTRY.add(ApiSpec(app, name, description, fn, tuple(params), auth, paginated, method))
@@ -146,31 +150,52 @@ for _app in ("notes", "todo", "payments", "email", "contacts", "calendar", "file
 NOTE_ID = P("note_id", "int", "The note's id.")
 
 
-@api("notes", "show_notes", "List your notes (newest first), optionally those whose title contains query.",
-     P("query", "str", "Text the title must contain (case-insensitive).", False, ""), paginated=True)  # fmt: skip
+@api(
+    "notes",
+    "show_notes",
+    "List your notes (newest first), optionally those whose title contains query.",
+    P("query", "str", "Text the title must contain (case-insensitive).", False, ""),
+    paginated=True,
+)
 def show_notes(s: S, user: int, query: str) -> list[dict[str, Any]]:
     rows = s.world.rows(
         "SELECT id, title, created_at, pinned FROM notes WHERE user_id = ? AND instr(lower(title), lower(?)) "
         "ORDER BY created_at DESC, id DESC",
         (user, query),
     )
-    return [{"note_id": r["id"], "title": r["title"], "created_at": r["created_at"],
-             "pinned": bool(r["pinned"])} for r in rows]  # fmt: skip
+    return [
+        {"note_id": r["id"], "title": r["title"], "created_at": r["created_at"], "pinned": bool(r["pinned"])}
+        for r in rows
+    ]
 
 
 @api("notes", "show_note", "Show one note with its content.", NOTE_ID)
 def show_note(s: S, user: int, note_id: int) -> dict[str, Any]:
     r = _owned(s, "notes", "user_id", note_id, user, "note")
-    return {"note_id": r["id"], "title": r["title"], "content": r["content"], "created_at": r["created_at"],
-            "pinned": bool(r["pinned"])}  # fmt: skip
+    return {
+        "note_id": r["id"],
+        "title": r["title"],
+        "content": r["content"],
+        "created_at": r["created_at"],
+        "pinned": bool(r["pinned"]),
+    }
 
 
-@api("notes", "create_note", "Create a note.", P("title", "str", "Title."), P("content", "str", "Content."),
-     P("pinned", "bool", "Pin it.", False, False))  # fmt: skip
+@api(
+    "notes",
+    "create_note",
+    "Create a note.",
+    P("title", "str", "Title."),
+    P("content", "str", "Content."),
+    P("pinned", "bool", "Pin it.", False, False),
+)
 def create_note(s: S, user: int, title: str, content: str, pinned: bool) -> dict[str, Any]:
     now = f"{s.world.today.isoformat()}T12:00:00"
-    nid = _write(s, "INSERT INTO notes (user_id, title, content, created_at, pinned) VALUES (?, ?, ?, ?, ?)",
-                 (user, title, content, now, int(pinned)))  # fmt: skip
+    nid = _write(
+        s,
+        "INSERT INTO notes (user_id, title, content, created_at, pinned) VALUES (?, ?, ?, ?, ?)",
+        (user, title, content, now, int(pinned)),
+    )
     return {"message": "Note created.", "note_id": nid}
 
 
@@ -185,9 +210,14 @@ def delete_note(s: S, user: int, note_id: int) -> dict[str, str]:
 TASK_ID = P("task_id", "int", "The to-do's id.")
 
 
-@api("todo", "show_tasks", "List your to-dos (soonest due first), optionally of one list and done state.",
-     P("list_name", "str", "Only this list.", False, None),
-     P("done", "bool", "Only done (true) or open (false) to-dos.", False, None), paginated=True)  # fmt: skip
+@api(
+    "todo",
+    "show_tasks",
+    "List your to-dos (soonest due first), optionally of one list and done state.",
+    P("list_name", "str", "Only this list.", False, None),
+    P("done", "bool", "Only done (true) or open (false) to-dos.", False, None),
+    paginated=True,
+)
 def show_tasks(s: S, user: int, list_name: str | None, done: bool | None) -> list[dict[str, Any]]:
     rows = s.world.rows("SELECT * FROM todos WHERE user_id = ? ORDER BY due_date, id", (user,))
     return [
@@ -197,19 +227,27 @@ def show_tasks(s: S, user: int, list_name: str | None, done: bool | None) -> lis
             "list_name": r["list_name"],
             "due_date": r["due_date"],
             "done": bool(r["done"]),
-        }  # fmt: skip
+        }
         for r in rows
         if (list_name is None or r["list_name"] == list_name) and (done is None or bool(r["done"]) == done)
     ]
 
 
-@api("todo", "create_task", "Create a to-do.", P("title", "str", "Title."),
-     P("list_name", "str", "List to put it in.", False, "inbox"),
-     P("due_date", "str", "Due date YYYY-MM-DD.", False, None))  # fmt: skip
+@api(
+    "todo",
+    "create_task",
+    "Create a to-do.",
+    P("title", "str", "Title."),
+    P("list_name", "str", "List to put it in.", False, "inbox"),
+    P("due_date", "str", "Due date YYYY-MM-DD.", False, None),
+)
 def create_task(s: S, user: int, title: str, list_name: str, due_date: str | None) -> dict[str, Any]:
     now = f"{s.world.today.isoformat()}T12:00:00"
-    tid = _write(s, "INSERT INTO todos (user_id, title, list_name, due_date, done, created_at) VALUES "
-                 "(?, ?, ?, ?, 0, ?)", (user, title, list_name, due_date, now))  # fmt: skip
+    tid = _write(
+        s,
+        "INSERT INTO todos (user_id, title, list_name, due_date, done, created_at) VALUES (?, ?, ?, ?, 0, ?)",
+        (user, title, list_name, due_date, now),
+    )
     return {"message": "To-do created.", "task_id": tid}
 
 

@@ -90,7 +90,8 @@ def send_money(s: S, user: int, receiver_email: str, amount: float, description:
         raise HttpError(409, "Insufficient balance.")
     tid = _write(
         s,
-        "INSERT INTO transactions (sender_id, receiver_id, amount, description, created_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO transactions (sender_id, receiver_id, amount, description, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
         (user, receiver, round(amount, 2), description, _now(s)),
     )
     return {"message": "Money sent.", "transaction_id": tid}
@@ -139,7 +140,8 @@ def approve_payment_request(s: S, user: int, request_id: int) -> dict[str, Any]:
     _write(s, "UPDATE payment_requests SET status = 'approved' WHERE id = ?", (request_id,))
     tid = _write(
         s,
-        "INSERT INTO transactions (sender_id, receiver_id, amount, description, created_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO transactions (sender_id, receiver_id, amount, description, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
         (user, r["requester_id"], r["amount"], r["description"], _now(s)),
     )
     return {"message": "Payment request approved.", "transaction_id": tid}
@@ -175,7 +177,7 @@ def show_inbox(s: S, user: int, query: str) -> list[dict[str, Any]]:
             "sender_email": _email_of(s, r["sender_id"]),
             "subject": r["subject"],
             "sent_at": r["sent_at"],
-        }  # fmt: skip
+        }
         for r in rows
     ]
 
@@ -292,7 +294,7 @@ def show_events(s: S, user: int, start_date: str | None, end_date: str | None) -
             "end_time": r["end_time"],
             "location": r["location"],
             "attendee_emails": json.loads(r["attendee_emails"]),
-        }  # fmt: skip
+        }
         for r in rows
         if (start_date is None or r["start_time"][:10] >= start_date)
         and (end_date is None or r["start_time"][:10] <= end_date)

@@ -209,7 +209,8 @@ class AppServer:
     # ------------------------------------------------------------------ auth
     def login(self, app: str, username: str, password: str) -> dict[str, Any]:
         rows = self.world.rows(
-            "SELECT a.user_id FROM accounts a JOIN users u ON u.id = a.user_id WHERE u.email = ? AND a.app = ? "
+            "SELECT a.user_id FROM accounts a JOIN users u ON u.id = a.user_id "
+            "WHERE u.email = ? AND a.app = ? "
             "AND a.password = ?",
             (username, app, password),
         )

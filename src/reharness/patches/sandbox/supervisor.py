@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
+from reharness.core.sandbox import channel, frames, process
 from reharness.patches.errors import (
     PatchCrash,
     PatchDisabled,
@@ -32,7 +33,6 @@ from reharness.patches.errors import (
     PatchSandboxUnavailable,
     PatchTimeout,
 )
-from reharness.core.sandbox import channel, frames, process
 from reharness.patches.sandbox import replies, report
 from reharness.patches.sandbox.inprocess import InProcessHooks
 from reharness.patches.sandbox.limits import (

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from reharness.core.errors import EnvError
 from reharness.core.sandbox.interpreter import ConfinedInterpreter, InterpreterLimits
 from reharness.envs.apps import handlers, handlers_comm, protocol
+from reharness.envs.apps.drafts import PRELUDE
 from reharness.envs.apps.generator import VARIANTS, make_task
 from reharness.envs.apps.grading import grade, report
 from reharness.envs.apps.server import AppServer
@@ -28,6 +29,7 @@ from reharness.envs.base import Task, TextEnv, Transition
 
 assert handlers and handlers_comm  # imported for their registrations
 _CALL = re.compile(r"apis\.(\w+)\.(\w+)")
+HELPERS_READY = 'print("helpers ready: token(app), fetch(api, **kwargs)")'
 
 
 class AppsEnv(TextEnv):
@@ -77,6 +79,7 @@ class AppsEnv(TextEnv):
         self.world, self.server = world, AppServer(world)
         self._before = world.snapshot()
         self._stats = {"api_calls": 0, "errors": {}, "last_status": None, "last_error": "", "timeouts": 0}
+        self._helpers_ready = False  # the expert's helpers (token, fetch) are defined in the namespace
 
     def _initial_observation(self) -> str:
         assert self.task is not None
@@ -92,6 +95,10 @@ class AppsEnv(TextEnv):
             )
         result = self.interpreter.execute(code)
         self._account(result)
+        if result.restarted:
+            self._helpers_ready = False
+        elif result.ok and code.startswith(PRELUDE):
+            self._helpers_ready = True
         obs = protocol.observation(result)
         info: dict[str, Any] = {
             "api_calls": result.api_calls,
@@ -139,9 +146,17 @@ class AppsEnv(TextEnv):
 
     # ------------------------------------------------------------------ policies
     def expert_action(self) -> str:
-        """The task's ground-truth program (it logs in, paginates, looks up and completes the task)."""
+        """The task's ground-truth program in two steps: first the helpers (``token(app)`` logs in with the
+        supervisor's password, ``fetch(api, **kw)`` pages through a list API), then the task's own code
+        (lookups, changes, ``complete_task``). State-based: after a restart of the interpreter (time-out,
+        crash) the helpers are defined again."""
         assert self.task is not None, "call reset() first"
-        return protocol.fence(str(self.task.gold["code"]))
+        code = str(self.task.gold["code"])
+        if not code.startswith(PRELUDE):
+            return protocol.fence(code)
+        if not self._helpers_ready:
+            return protocol.fence(PRELUDE + HELPERS_READY)
+        return protocol.fence(code[len(PRELUDE) :])
 
     def random_action(self, rng: random.Random) -> str:
         assert self.task is not None, "call reset() first"

@@ -37,9 +37,10 @@ def make_task(env_id: str, split: str, index: int) -> Task:
     rng = random.Random(derive_seed("apps-variant", scenario_seed, variant))
     for _ in range(100):  # redraw (same rng) until the task asks something or changes something
         world_seed = rng.getrandbits(32)
-        draft = TEMPLATES[template](rng, World({"seed": world_seed}))
+        world = World({"seed": world_seed})
+        draft = TEMPLATES[template](rng, world)
         spec = {"seed": world_seed, "plant": draft.plant}
-        world = World(spec)
+        world.plant(draft.plant)  # now the world an episode of this task starts from (``World(spec)``)
         try:
             answer, changes = draft.expect(world)
         finally:

@@ -78,8 +78,16 @@ def _stamp(day: dt.date, rng: random.Random) -> str:
     return f"{day.isoformat()}T{rng.randrange(7, 22):02d}:{rng.randrange(0, 60):02d}:00"
 
 
+_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789ABCDEFGHJKLMNPQRSTUV"  # 52 symbols, no look-alikes
+
+
 def _password(rng: random.Random) -> str:
-    return "".join(rng.choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(10))
+    """Ten characters from one 60-bit draw (a world makes 700 of them: one draw each keeps builds fast)."""
+    bits, out = rng.getrandbits(60), []
+    for _ in range(10):
+        bits, digit = divmod(bits, len(_ALPHABET))
+        out.append(_ALPHABET[digit])
+    return "".join(out)
 
 
 def make_people(rng: random.Random) -> list[dict[str, Any]]:
@@ -114,7 +122,11 @@ class World:
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.executescript(SCHEMA)
         self._fill(rng)
-        for table, rows in (spec.get("plant") or {}).items():
+        self.plant(spec.get("plant") or {})
+
+    def plant(self, plant: dict[str, list[dict[str, Any]]]) -> None:
+        """Add a scenario's rows (after the base data, in order: ``World(spec)`` gives the same ids)."""
+        for table, rows in plant.items():
             for row in rows:
                 self.insert(table, row)
         self.db.commit()
@@ -147,12 +159,18 @@ class World:
 
     # ------------------------------------------------------------------ base data
     def _fill(self, rng: random.Random) -> None:
+        accounts, wallets = [], []
         for p in self.people:
-            self.insert("users", p)
-            for app in APPS:
-                self.insert("accounts", {"user_id": p["id"], "app": app, "password": _password(rng)})
+            accounts += [(p["id"], app, _password(rng)) for app in APPS]
             start = 5000.0 if p["id"] == SUPERVISOR_ID else float(rng.randrange(200, 3000))
-            self.insert("wallets", {"user_id": p["id"], "initial_balance": start})
+            wallets.append((p["id"], start))
+        cols = ("id", "first_name", "last_name", "email", "phone", "birthday")
+        self.db.executemany(
+            f"INSERT INTO users VALUES ({', '.join('?' * len(cols))})",
+            [tuple(p[c] for c in cols) for p in self.people],
+        )
+        self.db.executemany("INSERT INTO accounts VALUES (?, ?, ?)", accounts)
+        self.db.executemany("INSERT INTO wallets VALUES (?, ?)", wallets)
         sup = SUPERVISOR_ID
         others = list(range(2, N_PEOPLE + 1))
         for pid in rng.sample(others, 30):

@@ -134,9 +134,6 @@ _HOUSEHOLD: dict[str, Any] = dict(
 )
 _SHOP: dict[str, Any] = dict(env="shop", max_new_tokens=48, max_length=2048, interventions=True)
 _DB: dict[str, Any] = dict(env="db", max_new_tokens=128)
-#: apps replies are whole programs (helpers ~150 tokens, a task's code up to ~350); each demo is a real
-#: episode in the confined interpreter, so demos are reused for 8 epochs to keep rendering cheap
-_APPS: dict[str, Any] = dict(env="apps", max_new_tokens=400, max_length=2048, epochs=8.0)
 
 RECIPES: dict[tuple[str, str], Recipe] = {
     ("household", "S"): Recipe(**_S_BASE, **_HOUSEHOLD, steps=800),
@@ -145,7 +142,6 @@ RECIPES: dict[tuple[str, str], Recipe] = {
     ("shop", "M"): Recipe(**_M_BASE, **_SHOP, steps=700),
     ("db", "S"): Recipe(**_S_BASE, **_DB, steps=600),
     ("db", "M"): Recipe(**_M_BASE, **_DB, steps=800),
-    ("apps", "S"): Recipe(**_S_BASE, **_APPS, steps=400),
 }
 
 

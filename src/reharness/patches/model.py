@@ -237,11 +237,12 @@ class Patch:
 
     # --- harness-r1-patch-v1 -----------------------------------------------------------------------------
     def to_harness_r1(self) -> dict[str, Any]:
-        """Export as Harness-R1's ``harness-r1-patch-v1`` (needs ``env``: the format names a benchmark)."""
+        """Export as Harness-R1's ``harness-r1-patch-v1`` (needs ``env``: the format names a benchmark; an
+        env without a Harness-R1 benchmark, such as ``apps``, is named as itself and reads back as itself)."""
         if self.env is None:
             fix = "set env to household, shop or db before exporting"
             raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
-        benchmark = next(b for b, e in R1_BENCHMARKS.items() if e == self.env)
+        benchmark = next((b for b, e in R1_BENCHMARKS.items() if e == self.env), self.env)
         actions = [
             {"type": "add_code_hook", "hook": _R1_NAMES[p], "code": block}
             for p, c in self.hooks.items()

@@ -121,6 +121,13 @@ def test_a_wrong_answer_fails(env: AppsEnv) -> None:
     assert [t["name"] for t in info["tests"] if not t["passed"]] == ["answer"]
 
 
+def test_a_numeric_answer_is_accepted(env: AppsEnv) -> None:
+    start(env, first_task(env, "count_events"))
+    answer = int(env.task.gold["answer"])
+    obs, info, done = run(env, f"apis.supervisor.complete_task(answer={answer})")
+    assert done and info["success"], obs
+
+
 def test_collateral_damage_fails_even_when_the_task_is_done(env: AppsEnv) -> None:
     start(env, first_task(env, "email_count"))
     code = env.task.gold["code"].replace(

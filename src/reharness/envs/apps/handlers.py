@@ -101,7 +101,7 @@ def show_account_passwords(s: S, user: None) -> list[dict[str, str]]:
     "supervisor",
     "complete_task",
     "Mark the task as done (status='success', with answer= for questions) or as impossible (status='fail').",
-    P("answer", "str", "The answer, for tasks that ask a question (numbers as text are fine).", False, None),
+    P("answer", "scalar", "The answer, for tasks that ask a question (text or a number).", False, None),
     P("status", "str", "success or fail.", False, "success", choices=("success", "fail")),
     auth=False,
 )

@@ -31,7 +31,7 @@ class HttpError(Exception):
 @dataclass(frozen=True)
 class Param:
     name: str
-    type: str  # "str" | "int" | "float" | "bool" | "list[str]"
+    type: str  # "str" | "int" | "float" | "bool" | "list[str]" | "scalar" (a str, int or float)
     description: str
     required: bool = True
     default: Any = None
@@ -118,6 +118,7 @@ def _check_type(param: Param, value: Any) -> Any:
         "float": type(value) is float,
         "bool": type(value) is bool,
         "list[str]": type(value) is list and all(type(v) is str for v in value),
+        "scalar": type(value) in (str, int, float),
     }[kind]
     if not ok:
         raise HttpError(422, f"parameter {param.name!r} must be of type {kind}, got {type(value).__name__}")

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reharness.cli.main import app as cli_app
+from reharness.core.errors import EnvError
 from reharness.core.sandbox import confine
 from reharness.core.sandbox.interpreter import ConfinedInterpreter
 from reharness.envs import check_env, make_env
@@ -24,7 +25,7 @@ from reharness.envs.apps.protocol import fence
 from reharness.envs.apps.scenarios import TEMPLATES
 from reharness.envs.apps.world import N_PEOPLE, World
 from reharness.failures import failure_codes
-from reharness.runtime import EpisodeRunner, FunctionAgent, Harness, SolverAgent
+from reharness.runtime import CallableOverlay, EpisodeRunner, FunctionAgent, Harness, SolverAgent
 from reharness.runtime.harness import load_harness_config
 
 LOGIN = """
@@ -362,6 +363,43 @@ def test_failure_codes_of_apps_episodes(env: AppsEnv) -> None:
     short = Harness(Harness.base("apps").config.model_copy(update={"step_limit": 3}))
     stuck = episode(env, scripted(["print(1)"]), 0, short)
     assert "step_limit" in failure_codes(stuck)
+
+
+def test_hooks_see_the_apps_ctx_fields(env: AppsEnv) -> None:
+    seen: dict[str, Any] = {}
+
+    def before(ctx: Any, nb: Any) -> None:
+        seen.setdefault("action", dict(ctx["action"]))
+
+    def after(ctx: Any, nb: Any) -> dict[str, str] | None:
+        seen["state"] = {k: ctx[k] for k in ("last_error_kind", "api_errors", "logged_in", "api_calls")}
+        seen["task"] = dict(ctx["task"])
+        if ctx["last_error_kind"] == "auth_error":
+            return {"type": "inject_hint", "message": "LOG IN FIRST"}
+        return None
+
+    short = Harness(Harness.base("apps").config.model_copy(update={"step_limit": 3}))
+    harness = short.with_overlays(CallableOverlay({"before_action": before, "after_feedback": after}))
+    record = episode(
+        env, scripted(["apis.notes.show_notes()", LOGIN + "t = token('notes')", "print(t[:4])"]), 0, harness
+    )
+    assert list(seen["action"]["api_calls"]) == ["notes.show_notes"] and seen["action"]["completes"] is False
+    assert "LOG IN FIRST" in record.steps[0].observation or any(
+        "LOG IN FIRST" in str(e) for e in record.steps[0].effects
+    )
+    assert list(seen["state"]["logged_in"]) == ["notes"] and dict(seen["state"]["api_errors"]) == {"401": 1}
+    assert set(seen["task"]) >= {"apps", "scenario_id", "asks_question", "instruction"}
+
+
+def test_bad_env_options_are_clear_errors() -> None:
+    with pytest.raises(EnvError, match="step_timeout_s must be positive"):
+        make_env("apps", step_timeout_s=0)
+    with pytest.raises(EnvError, match="unknown split"):
+        make_env("apps", split="dev")
+    e = make_env("apps")
+    with pytest.raises(EnvError, match="out of range"):
+        e.generate_task("test", -1)
+    e.close()
 
 
 def test_run_metrics_count_tasks_and_whole_scenarios() -> None:

@@ -284,6 +284,8 @@ def test_agent_code_cannot_touch_host_files_network_or_processes(env: AppsEnv, t
         "attempt('fork', lambda: os.fork())\n"
         f"attempt('system', lambda: os.system('touch {tmp_path}/pwned'))\n"
         "attempt('kill', lambda: os.kill(os.getppid(), 0))\n"
+        "res = imp('resource')\n"
+        "attempt('setrlimit', lambda: res.setrlimit(res.RLIMIT_AS, (-1, -1)))\n"
     )
     obs, _, done = run(env, code)
     got = outcomes(obs)
@@ -291,11 +293,31 @@ def test_agent_code_cannot_touch_host_files_network_or_processes(env: AppsEnv, t
         ("secret", "passwd", "unlink", "write"), "PermissionError"
     ), obs
     assert got["socket"] == got["fork"] == got["kill"] == "PermissionError", obs
+    assert got["setrlimit"] in ("PermissionError", "ValueError"), obs  # limits cannot be raised
     assert got["system"] == "ok"  # returns a failure status: execve is denied
     assert (
         victim.read_text() == "keep" and not (tmp_path / "new").exists() and not (tmp_path / "pwned").exists()
     )
     assert not done and run(env, "print('still here')")[0].strip() == "still here"
+
+
+def test_a_forged_frame_restarts_the_interpreter_and_the_episode_goes_on(env: AppsEnv) -> None:
+    start(env)
+    run(env, "kept = 1")
+    forge = (  # reach the worker's own channel through closures and write frames the host did not ask for
+        "def cell(fn, name):\n"
+        "    cells = [c.cell_contents for c in fn.__closure__]\n"
+        "    return [c for c in cells if getattr(c, '__name__', '') == name][0]\n"
+        "send = cell(cell(type(apis.notes.login).__call__, 'call'), 'send')\n"
+        'send(\'{"op": "call", "app": 1}\')\n'
+    )
+    obs, info, done = run(env, forge)
+    assert "broke the protocol" in obs and not done and info["error_kind"] == "code_error"
+    assert "NameError" in run(env, "kept")[0]  # a fresh interpreter
+    assert (
+        run(env, "print(apis.supervisor.show_profile()['email'].endswith('@example.com'))")[0].strip()
+        == "True"
+    )
 
 
 def test_an_infinite_loop_times_out_and_the_episode_continues(env: AppsEnv) -> None:

@@ -33,7 +33,7 @@ from reharness.patches import LeakageEvidence, extract_patch, validate_patch
 from reharness.runtime import FunctionAgent
 from reharness.runtime.effects import HOOK_POINTS
 
-ENVS = ("household", "shop", "db", "code")
+ENVS = ("household", "shop", "db", "code", "apps")
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +117,7 @@ def test_variants_run_in_real_episodes_without_hook_errors(env: str) -> None:
         "shop": [EnvAgent(messy_shop)],
         "db": [EnvAgent(faulty_db), EnvAgent(early_answer), EnvAgent(misquoting), EnvAgent(doubled_clause)],
         "code": [EnvAgent(hasty_coder), EnvAgent(clumsy_coder)],
+        "apps": [EnvAgent(faulty_apps)],
     }[env]
     silent = []
     for op in operators_for(env):
@@ -162,6 +163,20 @@ def messy_household(env: Any, request: Any, i: int) -> str:
     near_miss = "Action: " + env.expert_action().replace(" ", "  ", 1) + "x"
     script = [near_miss, "Think: where now?\nno idea", "Action: look", "Action: look", "Action: look"]
     return script[i] if i < len(script) else near_miss
+
+
+FAULTY_APPS = (
+    "print(apis.notes.show_notes())",  # 401: no token
+    "print(apis.notes.show_notez(access_token='x'))",  # 404: no such API
+    "print(apis.todo.show_tasks(access_token='x', page_limit=50))",  # 422: page_limit > 20
+    "print(apis.api_docs.show_api_doc(app_name='notes'))",  # 422: api_name missing
+    "apis.supervisor.complete_task(answer='1')",  # completes without paging through anything
+)
+
+
+def faulty_apps(env: Any, request: Any, i: int) -> str:
+    """Auth error, API misuse and an unpaged completion, then the ground-truth program."""
+    return f"```python\n{FAULTY_APPS[i]}\n```" if i < len(FAULTY_APPS) else env.expert_action()
 
 
 def faulty_db(env: Any, request: Any, i: int) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sandbox_checks import ATTACK_MODULES, FAST, contained_failure, hook, proc_stat
 
-from reharness.core import confine
+from reharness.core.sandbox import confine
 from reharness.patches.errors import (
     PatchCrash,
     PatchDisabled,

@@ -34,12 +34,18 @@ the same record always gives the same codes. Step indices are ``StepRecord.index
 - ``step_limit``: the episode ran out of decisions (``termination == "step_limit"``).
 - ``hook_error``: a step recorded hook errors (a hook raised, timed out or returned an invalid effect).
 - ``policy_error`` / ``env_error``: the step flagged so; the episode stopped there.
+- apps only (:mod:`.apps_evidence`): ``api_error`` — a step whose observation shows an API error 404, 409,
+  422 or 429; ``auth_error`` — one that shows a 401; ``code_error`` — one whose code raised another
+  exception (``NameError``, ``KeyError``, a time-out, ...); ``collateral_damage`` — the final evaluation
+  report failed the no-collateral-damage test. A completed task that failed its tests is a ``wrong_answer``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from reharness.failures import apps_evidence
 from reharness.failures.codes import FailureCode
 from reharness.failures.evidence import (
     BAD_TOOL_CALL,
@@ -131,6 +137,8 @@ def findings(record: EpisodeRecord) -> list[Finding]:
             s.index for s in steps if executed(s) and code_edit(s) and s.observation.startswith("Error:")
         ]
         add(FailureCode.EDIT_ERROR, edits, f"{len(edits)} edit(s) refused")
+    if record.env == "apps":
+        _apps_findings(record, add)
     hooks = [s.index for s in steps if s.hook_errors]
     add(FailureCode.HOOK_ERROR, hooks, f"{sum(len(s.hook_errors) for s in steps)} hook error(s)")
     for flag, code in (("policy_error", FailureCode.POLICY_ERROR), ("env_error", FailureCode.ENV_ERROR)):
@@ -150,6 +158,22 @@ def findings(record: EpisodeRecord) -> list[Finding]:
                 "submitted, but the change does not resolve the issue",
             )
     return sorted(found, key=lambda f: f.code.value)
+
+
+def _apps_findings(record: EpisodeRecord, add: Any) -> None:
+    done = [s for s in record.steps if executed(s)]
+    auth = [s.index for s in done if apps_evidence.is_auth_error(s.observation)]
+    misuse = [s.index for s in done if apps_evidence.is_api_misuse(s.observation)]
+    code = [s.index for s in done if apps_evidence.code_error(s.observation)]
+    damage = [s.index for s in done if apps_evidence.collateral_damage(s.observation)]
+    add(
+        FailureCode.AUTH_ERROR,
+        auth,
+        f"{len(auth)} step(s) with an API call rejected as unauthenticated (401)",
+    )
+    add(FailureCode.API_ERROR, misuse, f"{len(misuse)} step(s) with a misused API (404/409/422)")
+    add(FailureCode.CODE_ERROR, code, f"{len(code)} step(s) whose code raised or timed out")
+    add(FailureCode.COLLATERAL_DAMAGE, damage, "the task changed data it was not asked to change")
 
 
 def _flagged(steps: list[StepRecord], flag: str) -> list[int]:

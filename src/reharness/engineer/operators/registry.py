@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.engineer.operators.apps import ApiDocLookup, LoginFirst, PaginationReminder
 from reharness.engineer.operators.base import Operator
 from reharness.engineer.operators.code import EditErrorHint, FailingTestHint, SubmitGuard
 from reharness.engineer.operators.common import (
@@ -39,6 +40,9 @@ OPERATORS: tuple[Operator, ...] = (
     SubmitGuard(),
     FailingTestHint(),
     EditErrorHint(),
+    ApiDocLookup(),
+    LoginFirst(),
+    PaginationReminder(),
 )
 _BY_NAME = {op.name: op for op in OPERATORS}
 

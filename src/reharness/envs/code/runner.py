@@ -4,9 +4,10 @@ Started by :mod:`.testrun` as ``python -I -S -B runner.py CONFIG_JSON`` with the
 working directory, an empty environment and stdout/stderr on files outside the tree. It imports only the
 standard library — never ``reharness`` — and, before importing any repository code:
 
-1. asks for SIGKILL on parent death and confines itself with ``reharness/core/confine.py`` (loaded by path):
-   rlimits (memory, CPU, open files, file size), ``no_new_privs``, Landlock (read-only interpreter and
-   libraries, the repository copy writable, no TCP), seccomp (no sockets, fork, exec, signals to others);
+1. asks for SIGKILL on parent death and confines itself with ``reharness/core/sandbox/confine.py`` (loaded
+   by path, the file the parent names in ``confine_path``): rlimits (memory, CPU, open files, file size),
+   ``no_new_privs``, Landlock (read-only interpreter and libraries, the repository copy writable, no TCP),
+   seccomp (no sockets, fork, exec, signals to others);
 2. runs each test id — ``path/to/test_file.py::Class::method`` (``unittest.TestCase``) or
    ``path/to/test_file.py::function`` — or every test of every ``test*.py`` file under ``tests/`` when no id
    is given, each under a wall-clock alarm (``per_test_s``), with its output captured and thrown away;

@@ -3,9 +3,10 @@
 :func:`run_tests` copies the tree (``path → text``) into a fresh scratch directory, starts
 ``python -I -S -B runner.py`` there (its own session, minimal environment, stdout and stderr on files outside
 the tree, bounded by ``RLIMIT_FSIZE``), waits at most ``limits.wall_s`` and kills the whole process group on
-timeout. The runner confines itself (``reharness/core/confine.py``: rlimits, ``no_new_privs``, Landlock with
-only the scratch copy writable and no TCP, seccomp without sockets/fork/exec) before importing repository
-code. The working tree itself is never touched by a test run, and the scratch copy is removed afterwards.
+timeout. The runner confines itself (``reharness/core/sandbox/confine.py``: rlimits, ``no_new_privs``,
+Landlock with only the scratch copy writable and no TCP, seccomp without sockets/fork/exec) before importing
+repository code. The working tree itself is never touched by a test run, and the scratch copy is removed
+afterwards.
 
 Tests can only report what they did: the runner prints its verdicts as the last ``RESULT`` line, so code under
 test that deliberately forges that line could fake a verdict (SWE-bench parses test logs and has the same
@@ -27,10 +28,11 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reharness.core.sandbox import confine as _confine
+
 RUNNER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runner.py")
-CONFINE_PATH = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "core", "confine.py"
-)
+#: The sandbox's confinement module (``reharness/core/sandbox/confine.py``), which the runner loads by path.
+CONFINE_PATH = os.path.abspath(_confine.__file__)
 _MAX_OUTPUT = 4 * 1024 * 1024
 
 

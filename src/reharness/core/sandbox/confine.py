@@ -3,10 +3,12 @@
 Order matters (REFERENCE.md §6 §5.3): rlimits → ``no_new_privs`` → Landlock → seccomp, so each step may still
 use the syscalls the next one denies. :func:`set_pdeathsig` runs first of all, before the config is read.
 
-Two callers: the patch sandbox's worker (nothing writable) and the ``code`` environment's test runner,
-whose ``config["writable"]`` directory (the scratch copy of the repository under test) is writable beneath
-it through Landlock; seccomp then allows the file-writing syscalls, but only when Landlock confines them to
-that directory (without Landlock every write stays denied). The module lives in ``core`` so both can use it.
+Callers: the patch sandbox's hook worker and the ``apps`` env's code interpreter (nothing writable, both
+through :func:`.workerlib.load_confine`), and the ``code`` environment's test runner, whose
+``config["writable"]`` directory (the scratch copy of the repository under test) is writable beneath it
+through Landlock; seccomp then allows the file-writing syscalls, but only when Landlock confines them to
+that directory (without Landlock every write stays denied). The module lives in ``core.sandbox`` so the
+``patches`` and ``envs`` layers can both use it.
 
 This module is loaded by the standalone worker (``python -I -S -B worker.py``) and therefore imports only the
 standard library. Landlock has no libc wrapper and no stdlib binding, so it is called through raw

@@ -25,8 +25,8 @@ def _python(code: str) -> str:
 
 def test_every_builtin_id_is_covered() -> None:
     assert sorted(GYM_IDS) == [
-        "reharness/Code-v0",
         "reharness/Apps-v0",
+        "reharness/Code-v0",
         "reharness/DB-v0",
         "reharness/Household-v0",
         "reharness/Shop-v0",

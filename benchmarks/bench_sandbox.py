@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from reharness.core.sandbox import process
 from reharness.patches.errors import PatchTimeout
-from reharness.patches.sandbox import process
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
 
 NOOP = "def hook(ctx, nb):\n    return None\n"

@@ -28,11 +28,12 @@ from reharness.engineer import make_engineer
 from reharness.engineer.operators import OPERATORS, OperatorEngineer, get_operator, merge, operators_for
 from reharness.envs.registry import make_env
 from reharness.failures import FailureCode
+from reharness.failures.detectors import failure_codes
 from reharness.patches import LeakageEvidence, extract_patch, validate_patch
 from reharness.runtime import FunctionAgent
 from reharness.runtime.effects import HOOK_POINTS
 
-ENVS = ("household", "shop", "db")
+ENVS = ("household", "shop", "db", "code", "apps")
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +116,8 @@ def test_variants_run_in_real_episodes_without_hook_errors(env: str) -> None:
         "household": [EnvAgent(messy_household)],
         "shop": [EnvAgent(messy_shop)],
         "db": [EnvAgent(faulty_db), EnvAgent(early_answer), EnvAgent(misquoting), EnvAgent(doubled_clause)],
+        "code": [EnvAgent(hasty_coder), EnvAgent(clumsy_coder)],
+        "apps": [EnvAgent(faulty_apps)],
     }[env]
     silent = []
     for op in operators_for(env):
@@ -160,6 +163,20 @@ def messy_household(env: Any, request: Any, i: int) -> str:
     near_miss = "Action: " + env.expert_action().replace(" ", "  ", 1) + "x"
     script = [near_miss, "Think: where now?\nno idea", "Action: look", "Action: look", "Action: look"]
     return script[i] if i < len(script) else near_miss
+
+
+FAULTY_APPS = (
+    "print(apis.notes.show_notes())",  # 401: no token
+    "print(apis.notes.show_notez(access_token='x'))",  # 404: no such API
+    "print(apis.todo.show_tasks(access_token='x', page_limit=50))",  # 422: page_limit > 20
+    "print(apis.api_docs.show_api_doc(app_name='notes'))",  # 422: api_name missing
+    "apis.supervisor.complete_task(answer='1')",  # completes without paging through anything
+)
+
+
+def faulty_apps(env: Any, request: Any, i: int) -> str:
+    """Auth error, API misuse and an unpaged completion, then the ground-truth program."""
+    return f"```python\n{FAULTY_APPS[i]}\n```" if i < len(FAULTY_APPS) else env.expert_action()
 
 
 def faulty_db(env: Any, request: Any, i: int) -> str:
@@ -480,3 +497,39 @@ def test_sql_guard_names_the_same_question_contradictions_as_the_demos() -> None
         worker.close()
     flagged = [intent_problem(s, q) is not None for s, q in cases]  # both verdicts are exercised
     assert flagged == [True, False, True, False, True, True, True, False]
+
+
+def hasty_coder(env: Any, request: Any, i: int) -> str:
+    """Submits at once; after a block ("Not submitting yet") it follows the solver, skipping its test run."""
+    if not any("Not submitting yet" in str(m.content) for m in request.messages):
+        return "submit"
+    action = env.expert_action()
+    return "submit" if action.startswith("run_tests") else action
+
+
+def clumsy_coder(env: Any, request: Any, i: int) -> str:
+    """First an edit whose old text is not in the file (wrong indentation), then the solver's actions."""
+    if i == 0:
+        path = next(p for p in sorted(env.workspace.files()) if p.endswith(".py") and "tests" not in p)
+        return f"str_replace {path}\n<<<<<<< SEARCH\nreturn  value\n=======\nreturn value\n>>>>>>> REPLACE"
+    return env.expert_action()
+
+
+def test_submit_guard_turns_a_hasty_submit_into_a_resolved_one() -> None:
+    patch = get_operator("submit_guard").build({}, "code")
+    for task in range(3):
+        plain = episode("code", EnvAgent(hasty_coder), task=task)
+        patched = episode("code", EnvAgent(hasty_coder), patch, task=task, limits=INPROCESS)
+        assert not plain.success and "tests_failing" in failure_codes(plain)
+        assert "premature_answer" in failure_codes(plain)
+        assert patched.success and any(s.effects for s in patched.steps)
+
+
+def test_edit_error_hint_explains_a_refused_edit() -> None:
+    patch = get_operator("edit_error_hint").build({}, "code")
+    plain = episode("code", EnvAgent(clumsy_coder), task=0)
+    patched = episode("code", EnvAgent(clumsy_coder), patch, task=0, limits=INPROCESS)
+    assert "edit_error" in failure_codes(plain.model_copy(update={"success": False}))
+    assert plain.steps[0].observation.startswith("Error: old text not found")
+    hints = [e for e in patched.steps[0].effects if "The edit failed" in str(e)]
+    assert hints and "copy the old text exactly" in str(hints[0])

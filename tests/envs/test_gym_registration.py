@@ -24,7 +24,13 @@ def _python(code: str) -> str:
 
 
 def test_every_builtin_id_is_covered() -> None:
-    assert sorted(GYM_IDS) == ["reharness/DB-v0", "reharness/Household-v0", "reharness/Shop-v0"]
+    assert sorted(GYM_IDS) == [
+        "reharness/Apps-v0",
+        "reharness/Code-v0",
+        "reharness/DB-v0",
+        "reharness/Household-v0",
+        "reharness/Shop-v0",
+    ]
 
 
 @pytest.mark.parametrize("gym_id", GYM_IDS)

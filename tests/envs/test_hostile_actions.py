@@ -17,6 +17,13 @@ ACTIONS = {
         "search[" + "[" * 100_000 + "]" * 100_000,
     ],
     "household": ["put " + "a " * 50_000 + "in b", "go to " + "x" * 200_000, "x " * 100_000],
+    "apps": [
+        "x " * 100_000,
+        "```python\n" + "x = 1\n" * 5_000 + "```",  # runs in the confined interpreter
+        "```python\n" + "(" * 5_000 + "1" + ")" * 5_000 + "\n```",  # the worker's parser gives up, not ours
+        "```python\n" + "a" * 200_000,
+        "```" * 60_000,
+    ],
     "db": [
         "Action: " * 25_000,
         "Action: Operation\n```sql\nSELECT " + "(" * 5_000 + "1" + ")" * 5_000 + "\n```",

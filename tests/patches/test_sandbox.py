@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from sandbox_checks import ATTACK_MODULES, FAST, contained_failure, hook, proc_stat
 
+from reharness.core.sandbox import confine
 from reharness.patches.errors import (
     PatchCrash,
     PatchDisabled,
@@ -23,7 +24,6 @@ from reharness.patches.errors import (
     PatchRuntimeError,
     PatchTimeout,
 )
-from reharness.patches.sandbox import confine
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
 from reharness.runtime.view import ReadOnlyView
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from sandbox_checks import ATTACK_MODULES, Canary, contained_failure, fresh_worker_works, gone, hook
 
+from reharness.core.sandbox import confine
 from reharness.patches.errors import PatchCrash, PatchProtocolError
-from reharness.patches.sandbox import confine
 from reharness.patches.sandbox.supervisor import HookWorker, SandboxLimits
 from reharness.runtime.effects import EffectError, parse_effect
 

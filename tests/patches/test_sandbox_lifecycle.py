@@ -22,10 +22,15 @@ from pathlib import Path
 import pytest
 from sandbox_checks import FAST, gone, hook, our_children
 
+from reharness.core.sandbox import process
 from reharness.patches.errors import PatchSandboxUnavailable, PatchTimeout
-from reharness.patches.sandbox import process
 from reharness.patches.sandbox import worker as worker_script
-from reharness.patches.sandbox.supervisor import HookWorker, SandboxDegradedWarning, SandboxLimits
+from reharness.patches.sandbox.supervisor import (
+    WORKER_PATH,
+    HookWorker,
+    SandboxDegradedWarning,
+    SandboxLimits,
+)
 
 HOST = """
 import sys
@@ -289,7 +294,7 @@ def _run_worker(expected_ppid: int, close_command_pipe: bool) -> int:
     child_r, parent_w = os.pipe()
     parent_r, child_w = os.pipe()
     try:
-        command = process.worker_command(1 << 20, None, child_r, child_w)
+        command = process.worker_command(1 << 20, None, child_r, child_w, WORKER_PATH)
         assert command.count(str(os.getpid())) == 1
         command[command.index(str(os.getpid()))] = str(expected_ppid)
         if close_command_pipe:

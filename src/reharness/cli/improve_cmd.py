@@ -68,7 +68,7 @@ def _print_heldout(result: Any) -> None:
 
 @friendly_errors
 def improve(
-    env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
+    env: Annotated[str, typer.Option(help="Environment: household, shop, db, code or apps.")],
     agent: Annotated[str, typer.Option(help="Frozen target: solver, random, tiny:NAME, hf:PATH, openai:….")],
     engineer: Annotated[str, typer.Option(help="Engineer: operators, self-refine or llm:BACKEND.")],
     batch_size: Annotated[int, typer.Option(help="Train tasks per round (the batch B).")] = 20,

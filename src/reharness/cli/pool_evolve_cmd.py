@@ -41,7 +41,7 @@ def _summary(result: Any) -> dict[str, Any]:
 
 @friendly_errors
 def evolve_command(
-    env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
+    env: Annotated[str, typer.Option(help="Environment: household, shop, db, code or apps.")],
     agent: Annotated[str, typer.Option(help="Target policy: tiny:NAME, hf:PATH, openai:…, solver, random.")],
     engineer: Annotated[str, typer.Option(help="Engineer: operators, llm:BACKEND or hf:PATH.")] = "operators",
     directions: Annotated[

@@ -1,4 +1,4 @@
-"""Built-in text environments (household, shop, db) and the public environment checker.
+"""Built-in text environments (household, shop, db, code, apps) and the public environment checker.
 
 Importing this package registers the built-ins with gymnasium (ids and entry-point strings only, see
 :mod:`.registry`); the env base classes and the checker load on first use, so ``import reharness`` stays

@@ -15,7 +15,7 @@ are therefore disjoint by construction and one split never changes when another 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -191,6 +191,11 @@ class TextEnv(gymnasium.Env[str, str]):
 
     def action_fields(self, action: str) -> dict[str, Any]:
         """Structured fields of a proposed action for ``ctx['action']`` (e.g. db: the SQL)."""
+        return {}
+
+    @classmethod
+    def run_metrics(cls, results: Sequence[tuple[str, bool]]) -> dict[str, Any]:
+        """Env-specific metrics of a run from its ``(task_id, success)`` pairs (apps: TGC, SGC); none here."""
         return {}
 
     @property

@@ -3,7 +3,7 @@
 Built-ins are registered with gymnasium under ``reharness/<Name>-v<N>`` when ``reharness`` is imported (an
 id and an entry-point string each: the env's module loads only when ``gymnasium.make`` builds one, so the
 import stays cheap; gymnasium 1.x no longer reads ``gymnasium.envs`` package entry points, hence the import
-hook) and are addressable by short name (``household``, ``shop``, ``db``).
+hook) and are addressable by short name (``household``, ``shop``, ``db``, ``code``, ``apps``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,18 @@ BUILTIN_ENVS: dict[str, EnvSpec] = {
             "reharness.envs.db.env:DBEnv",
             "DBBench on SQLite: generated tables or real AgentBench files; text or tool-call protocol",
         ),
+        EnvSpec(
+            "code",
+            "reharness/Code-v0",
+            "reharness.envs.code.env:CodeEnv",
+            "SWE-Gym-like: generated packages with injected bugs, SWE-agent tools, FAIL_TO_PASS grading",
+        ),
+        EnvSpec(
+            "apps",
+            "reharness/Apps-v0",
+            "reharness.envs.apps.env:AppsEnv",
+            "AppWorld-like apps over SQLite; agent-written Python in a confined interpreter; DB-diff tests",
+        ),
     )
 }
 
@@ -70,6 +82,14 @@ def resolve_env_name(name: str) -> EnvSpec:
             return spec
     choices = list(BUILTIN_ENVS) + [s.gym_id for s in BUILTIN_ENVS.values()]
     raise UnknownNameError(f"unknown environment {name!r}", hint=did_you_mean(name, choices))
+
+
+def env_class(name: str) -> Any:
+    """The class of a registered environment, imported without building one (e.g. for ``run_metrics``)."""
+    import importlib
+
+    module, _, attr = resolve_env_name(name).entry_point.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def make_env(name: str, **kwargs: Any) -> Any:

@@ -26,6 +26,12 @@ class FailureCode(StrEnum):
     HOOK_ERROR = "hook_error"
     POLICY_ERROR = "policy_error"
     ENV_ERROR = "env_error"
+    EDIT_ERROR = "edit_error"
+    TESTS_FAILING = "tests_failing"
+    API_ERROR = "api_error"
+    AUTH_ERROR = "auth_error"
+    CODE_ERROR = "code_error"
+    COLLATERAL_DAMAGE = "collateral_damage"
 
     @property
     def description(self) -> str:
@@ -50,6 +56,17 @@ DESCRIPTIONS: dict[FailureCode, str] = {
     FailureCode.HOOK_ERROR: "a harness hook raised, timed out or returned an invalid effect",
     FailureCode.POLICY_ERROR: "the policy (model call) failed and the episode stopped",
     FailureCode.ENV_ERROR: "the environment raised and the episode stopped",
+    FailureCode.EDIT_ERROR: "a file edit failed (old text not found or not unique, bad path or line number)",
+    FailureCode.TESTS_FAILING: "the submitted change left tests failing (a FAIL_TO_PASS test still fails "
+    "or a PASS_TO_PASS test broke)",
+    FailureCode.API_ERROR: "an app API call was misused: unknown app, API or resource (404), invalid or "
+    "missing arguments (422), a conflicting change (409)",
+    FailureCode.AUTH_ERROR: "an app API call was rejected as not authenticated (401: no or wrong access "
+    "token, wrong password)",
+    FailureCode.CODE_ERROR: "the agent's code raised an exception other than an API error, or ran past its "
+    "time limit",
+    FailureCode.COLLATERAL_DAMAGE: "the agent changed data the task did not ask to change (apps: the "
+    "no-collateral-damage test failed)",
 }
 
 #: Every code, in declaration order (the order tables and packets use).

@@ -5,8 +5,8 @@ observations, step flags, hook errors, termination), so the codes can be recompu
 the same record always gives the same codes. Step indices are ``StepRecord.index`` values.
 
 - ``invalid_action``: a step the environment flagged invalid (household "Nothing happens.", shop: not
-  clickable or malformed). On ``db`` the env's only invalid actions are replies that do not follow the v0.2
-  text format, so they count as ``format_error`` instead.
+  clickable or malformed). On ``db`` and ``code`` the env's only invalid actions are replies that do not
+  follow its text format (v0.2; a command), so they count as ``format_error`` instead.
 - ``format_error``: a reply the runtime could not parse into an action (no ``Action:`` line, empty reply, no
   tool call under the tools protocol), and db's malformed v0.2 replies.
 - ``tool_error``: a tool call the runtime could not translate (unknown tool, missing or ill-typed arguments).
@@ -26,19 +26,33 @@ the same record always gives the same codes. Step indices are ``StepRecord.index
 - ``wrong_answer``: the episode was ended by the agent's own terminal action (the env reported
   ``terminated`` without success): a wrong db answer or commit, an imperfect shop purchase. A premature answer
   is also a wrong answer.
+- ``edit_error``: a code step whose ``str_replace`` / ``insert`` was refused (observation ``Error: …``: old
+  text not found or not unique, path outside the tree, line out of range).
+- ``tests_failing``: a code episode ended by ``submit`` without being resolved (a ``FAIL_TO_PASS`` test still
+  fails or a ``PASS_TO_PASS`` test broke). code's ``premature_answer``: submitted with no successful edit, or
+  without running the tests after the last edit.
 - ``step_limit``: the episode ran out of decisions (``termination == "step_limit"``).
 - ``hook_error``: a step recorded hook errors (a hook raised, timed out or returned an invalid effect).
 - ``policy_error`` / ``env_error``: the step flagged so; the episode stopped there.
+- apps only (:mod:`.apps_evidence`): ``api_error`` — a step whose observation shows an API error 404, 409,
+  422 or 429; ``auth_error`` — one that shows a 401; ``code_error`` — one whose code raised another
+  exception (``NameError``, ``KeyError``, a time-out, ...); ``collateral_damage`` — the final evaluation
+  report failed the no-collateral-damage test. A completed task that failed its tests is a ``wrong_answer``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from reharness.failures import apps_evidence
 from reharness.failures.codes import FailureCode
 from reharness.failures.evidence import (
     BAD_TOOL_CALL,
     action_key,
+    code_command,
+    code_edit,
+    code_premature,
     db_action,
     executed,
     is_db_write,
@@ -58,6 +72,8 @@ REPEAT_RUN = 3
 NO_PROGRESS_STEPS = 5
 #: db task types graded by the table contents rather than by the answer.
 DB_MUTATION_TYPES = frozenset({"INSERT", "UPDATE", "DELETE"})
+#: Envs whose only invalid actions are replies outside their text format (counted as ``format_error``).
+TEXT_FORMAT_ENVS = frozenset({"db", "code"})
 
 
 @dataclass(frozen=True)
@@ -90,7 +106,7 @@ def findings(record: EpisodeRecord) -> list[Finding]:
             found.append(Finding(code, tuple(steps), detail))
 
     steps = record.steps
-    is_db = record.env == "db"
+    is_db = record.env in TEXT_FORMAT_ENVS
     invalid = _flagged(steps, "invalid_action")
     unparsed = [s for s in steps if "format_error" in s.flags]
     tool = [s.index for s in unparsed if (s.parse_error or "").startswith(BAD_TOOL_CALL)]
@@ -116,6 +132,13 @@ def findings(record: EpisodeRecord) -> list[Finding]:
             if executed(s) and db_action(s.action or "").kind == "sql" and not is_sql_result(s.observation)
         ]
         add(FailureCode.SQL_ERROR, errors, f"{len(errors)} SQL statement(s) failed")
+    if record.env == "code":
+        edits = [
+            s.index for s in steps if executed(s) and code_edit(s) and s.observation.startswith("Error:")
+        ]
+        add(FailureCode.EDIT_ERROR, edits, f"{len(edits)} edit(s) refused")
+    if record.env == "apps":
+        _apps_findings(record, add)
     hooks = [s.index for s in steps if s.hook_errors]
     add(FailureCode.HOOK_ERROR, hooks, f"{sum(len(s.hook_errors) for s in steps)} hook error(s)")
     for flag, code in (("policy_error", FailureCode.POLICY_ERROR), ("env_error", FailureCode.ENV_ERROR)):
@@ -125,10 +148,32 @@ def findings(record: EpisodeRecord) -> list[Finding]:
         add(FailureCode.STEP_LIMIT, [last.index] if last else [], f"stopped after {len(steps)} decisions")
     if record.termination == "terminated" and last is not None:
         add(FailureCode.WRONG_ANSWER, [last.index], f"ended by the agent with score {record.score:.2f}")
-        why = _premature(record, last)
+        why = _premature(record, last) if record.env != "code" else code_premature(record.steps)
         if why:
             add(FailureCode.PREMATURE_ANSWER, [last.index], why)
+        if record.env == "code" and code_command(last.action or "") == "submit":
+            add(
+                FailureCode.TESTS_FAILING,
+                [last.index],
+                "submitted, but the change does not resolve the issue",
+            )
     return sorted(found, key=lambda f: f.code.value)
+
+
+def _apps_findings(record: EpisodeRecord, add: Any) -> None:
+    done = [s for s in record.steps if executed(s)]
+    auth = [s.index for s in done if apps_evidence.is_auth_error(s.observation)]
+    misuse = [s.index for s in done if apps_evidence.is_api_misuse(s.observation)]
+    code = [s.index for s in done if apps_evidence.code_error(s.observation)]
+    damage = [s.index for s in done if apps_evidence.collateral_damage(s.observation)]
+    add(
+        FailureCode.AUTH_ERROR,
+        auth,
+        f"{len(auth)} step(s) with an API call rejected as unauthenticated (401)",
+    )
+    add(FailureCode.API_ERROR, misuse, f"{len(misuse)} step(s) with a misused API (404/409/422)")
+    add(FailureCode.CODE_ERROR, code, f"{len(code)} step(s) whose code raised or timed out")
+    add(FailureCode.COLLATERAL_DAMAGE, damage, "the task changed data it was not asked to change")
 
 
 def _flagged(steps: list[StepRecord], flag: str) -> list[int]:

@@ -96,6 +96,29 @@ def receipt_options(observation: str) -> dict[str, str]:
     return found
 
 
+# ---------------------------------------------------------------------------------------------- code
+def code_command(action: str) -> str:
+    """The command name of a code action (``str_replace``, ``submit``, …; empty when unreadable)."""
+    from reharness.envs.code.protocol import parse
+
+    return parse(action).name
+
+
+def code_edit(step: StepRecord) -> bool:
+    return code_command(step.action or "") in ("str_replace", "insert")
+
+
+def code_premature(steps: list[StepRecord]) -> str | None:
+    """Why a code ``submit`` came too early: no successful edit, or no test run after the last one."""
+    done = [s for s in steps[:-1] if executed(s)]
+    edits = [i for i, s in enumerate(done) if code_edit(s) and not s.observation.startswith("Error:")]
+    if not edits:
+        return "submitted without any successful edit"
+    if not any(code_command(s.action or "") == "run_tests" for s in done[edits[-1] + 1 :]):
+        return "submitted without running the tests after the last edit"
+    return None
+
+
 # ---------------------------------------------------------------------------------------------- generic
 def action_key(env: str, action: str) -> str:
     """What makes two actions "the same": db compares the statement (or answer), others the command text."""

@@ -3,8 +3,10 @@
 Failure packets show these next to each trace so the engineer sees *how* an episode failed in numbers
 (REFERENCE.md §1: WebShop searches, clicks, buy-now, repeated searches/clicks, turns without an action,
 step-limit hit; ALFWorld actions, "Nothing happens." count, repeated actions/observations; DBBench SQL count,
-errors, empty results, answer given). Every episode gets the common signals; ``household``, ``shop`` and
-``db`` add their own. Keys are stable; values are ints except ``score``.
+errors, empty results, answer given). Every episode gets the common signals; ``household``, ``shop``, ``db``
+and ``code`` add their own (code: ``edits``, ``edit_errors``, ``test_runs``, ``submitted``,
+``premature_answer`` — a submit with no edit or no test run after the last edit). Keys are stable; values
+are ints except ``score``.
 
 Common: ``turns`` (decisions), ``actions`` (actions the env executed), ``invalid_actions``,
 ``format_errors``, ``tool_errors``, ``repeated_actions`` (executed actions equal to the previous executed
@@ -24,6 +26,9 @@ from reharness.failures.evidence import (
     NOTHING_HAPPENS,
     PRODUCT_ID,
     action_key,
+    code_command,
+    code_edit,
+    code_premature,
     db_action,
     executed,
     is_empty_result,
@@ -65,6 +70,8 @@ def signals(record: EpisodeRecord) -> Signals:
         out.update(_shop(record))
     elif record.env == "db":
         out.update(_db(record))
+    elif record.env == "code":
+        out.update(_code(record))
     return dict(sorted(out.items()))
 
 
@@ -101,6 +108,19 @@ def _shop(record: EpisodeRecord) -> Signals:
         "repeated_clicks": repeated_clicks,
         "products_viewed": len(products),
         "turns_without_action": sum(not executed(s) for s in record.steps),
+    }
+
+
+def _code(record: EpisodeRecord) -> Signals:
+    done = [s for s in record.steps if executed(s)]
+    commands = [code_command(s.action or "") for s in done]
+    submitted = bool(commands) and commands[-1] == "submit"
+    return {
+        "edits": sum(code_edit(s) and not s.observation.startswith("Error:") for s in done),
+        "edit_errors": sum(code_edit(s) and s.observation.startswith("Error:") for s in done),
+        "test_runs": commands.count("run_tests"),
+        "submitted": int(submitted),
+        "premature_answer": int(submitted and code_premature(record.steps) is not None),
     }
 
 

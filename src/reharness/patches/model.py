@@ -2,7 +2,8 @@
 
 ``reharness-patch-v1`` (JSON or YAML)::
 
-    {"schema_version": "reharness-patch-v1", "description": "...", "env": "household" | "shop" | "db" | null,
+    {"schema_version": "reharness-patch-v1", "description": "...",
+     "env": "household" | "shop" | "db" | "code" | "apps" | null,
      "hooks": {"before_action": "def hook(ctx, nb): ..."}, "metadata": {...}}
 
 Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_action``, ``after_feedback``)
@@ -49,7 +50,7 @@ from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectErr
 
 SCHEMA_VERSION = "reharness-patch-v1"
 HARNESS_R1_SCHEMA = "harness-r1-patch-v1"
-ENV_NAMES: tuple[str, ...] = ("household", "shop", "db")
+ENV_NAMES: tuple[str, ...] = ("household", "shop", "db", "code", "apps")
 #: Harness-R1 benchmark name → reharness environment.
 R1_BENCHMARKS: dict[str, str] = {"alfworld": "household", "webshop": "shop", "dbbench": "db"}
 MAX_R1_ACTIONS = 12
@@ -236,11 +237,13 @@ class Patch:
 
     # --- harness-r1-patch-v1 -----------------------------------------------------------------------------
     def to_harness_r1(self) -> dict[str, Any]:
-        """Export as Harness-R1's ``harness-r1-patch-v1`` (needs ``env``: the format names a benchmark)."""
+        """Export as Harness-R1's ``harness-r1-patch-v1`` (needs ``env``: the format names a benchmark; an
+        env without a Harness-R1 benchmark, such as ``code`` or ``apps``, is named as itself and reads back as
+        itself)."""
         if self.env is None:
-            fix = "set env to household, shop or db before exporting"
+            fix = f"set env to one of {', '.join(ENV_NAMES)} before exporting"
             raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
-        benchmark = next(b for b, e in R1_BENCHMARKS.items() if e == self.env)
+        benchmark = next((b for b, e in R1_BENCHMARKS.items() if e == self.env), self.env)
         actions = [
             {"type": "add_code_hook", "hook": _R1_NAMES[p], "code": block}
             for p, c in self.hooks.items()

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.engineer.operators.apps import ApiDocLookup, LoginFirst, PaginationReminder
 from reharness.engineer.operators.base import Operator
+from reharness.engineer.operators.code import EditErrorHint, FailingTestHint, SubmitGuard
 from reharness.engineer.operators.common import (
     FormatReminder,
     GoalReminder,
@@ -37,6 +39,12 @@ OPERATORS: tuple[Operator, ...] = (
     AnswerGuard(),
     AnswerGrounding(),
     SqlGuard(),
+    SubmitGuard(),
+    FailingTestHint(),
+    EditErrorHint(),
+    ApiDocLookup(),
+    LoginFirst(),
+    PaginationReminder(),
 )
 #: Harness-config knobs (:mod:`.knobs`): usable in repair programs, not in the teacher's pool.
 KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())

@@ -100,6 +100,11 @@ def _db_perturbation(env: Any, rng: random.Random) -> str | None:
     return None if "final answer" in action.lower() else action
 
 
+def _apps_perturbation(env: Any, rng: random.Random) -> str | None:
+    action = str(env.random_action(rng))
+    return None if "complete_task" in action else action
+
+
 def _premature(env_name: str, env: Any, expert: str, rng: random.Random) -> str | None:
     """A terminal action that would end the episode too early here (shop: buy, db: answer), if any."""
     if any(word in expert.lower() for word in ("click[buy now]", "final answer")):
@@ -125,6 +130,7 @@ PERTURBATIONS: dict[str, Callable[[Any, random.Random], str | None]] = {
     "household": _household_perturbation,
     "shop": _shop_perturbation,
     "db": _db_perturbation,
+    "apps": _apps_perturbation,
 }
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
+from reharness.core.sandbox import frames
 from reharness.patches.errors import (
     PatchExecutionError,
     PatchMemoryError,
     PatchProtocolError,
     PatchRuntimeError,
 )
-from reharness.patches.sandbox import frames
 from reharness.patches.sandbox.limits import SandboxLimits
 
 

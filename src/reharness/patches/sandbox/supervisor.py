@@ -16,12 +16,14 @@ missing-layer combination, ``inprocess`` runs in the host for tests and debuggin
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 import weakref
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
+from reharness.core.sandbox import channel, frames, process
 from reharness.patches.errors import (
     PatchCrash,
     PatchDisabled,
@@ -31,7 +33,7 @@ from reharness.patches.errors import (
     PatchSandboxUnavailable,
     PatchTimeout,
 )
-from reharness.patches.sandbox import channel, frames, process, replies, report
+from reharness.patches.sandbox import replies, report
 from reharness.patches.sandbox.inprocess import InProcessHooks
 from reharness.patches.sandbox.limits import (
     DEFAULT_ALLOWED_MODULES,
@@ -50,6 +52,8 @@ __all__ = [
     "SandboxLimits",
 ]
 _CPU_CHECK_EVERY = 64
+#: The hook worker script (standalone: it never imports ``reharness``).
+WORKER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
 class _Holder:
@@ -239,7 +243,7 @@ class HookWorker:
         self.spawn_count += 1
 
     def _start(self) -> process.WorkerProcess:
-        job = process.spawn_job(self.limits.max_frame_bytes, self.limits.hash_seed)
+        job = process.spawn_job(self.limits.max_frame_bytes, self.limits.hash_seed, WORKER_PATH)
         try:
             proc = process.SERVICE.submit(job).result()
         except OSError as exc:
@@ -258,7 +262,7 @@ class HookWorker:
         return proc
 
     async def _astart(self) -> process.WorkerProcess:
-        job = process.spawn_job(self.limits.max_frame_bytes, self.limits.hash_seed)
+        job = process.spawn_job(self.limits.max_frame_bytes, self.limits.hash_seed, WORKER_PATH)
         try:
             proc = await asyncio.wrap_future(process.SERVICE.submit(job))
         except OSError as exc:

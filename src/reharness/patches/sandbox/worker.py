@@ -10,8 +10,9 @@ host's code or configuration is reachable from patch code. Start-up (REFERENCE.m
 2. read the ``config`` frame, pre-import the allowed modules, capture the protocol's own functions
    (JSON encoder/scanner, ``struct``, ``os.read/write/_exit``) as locals *before* any patch code runs, so a
    patch that monkeypatches ``json.dumps`` or ``struct.pack`` cannot corrupt the channel;
-3. confine itself (``confine.py``: rlimits → no_new_privs → Landlock → seccomp) and send ``hello`` with the
-   layers achieved; the parent decides whether that is good enough (``strict``) before sending any code;
+3. confine itself (``reharness/core/sandbox/confine.py``: rlimits → no_new_privs → Landlock → seccomp) and
+   send ``hello`` with the layers achieved; the parent decides whether that is good enough (``strict``)
+   before sending any code;
 4. on ``load``, compile each hook into a fresh namespace whose ``__builtins__`` is the safe dict (with an
    ``__import__`` that admits only the allowed modules) and answer ``loaded``;
 5. serve ``call`` frames until EOF: ``ctx`` is a read-only view, ``nb`` a plain dict that goes back to the
@@ -28,17 +29,11 @@ checks here only make failures cheaper and clearer. The helpers are reused by th
 
 from __future__ import annotations
 
-import builtins
-import json
-import json.decoder
-import json.encoder
 import linecache
 import os
 import struct
 import sys
-import traceback
 from collections.abc import Callable, Iterator, Mapping
-from types import ModuleType
 from typing import Any
 
 
@@ -49,6 +44,20 @@ def _sibling(name: str) -> Any:
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_reharness_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _shared(name: str) -> Any:
+    """A worker helper module of ``reharness/core/sandbox``, loaded by path like :func:`_sibling`."""
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, os.pardir, os.pardir, "core", "sandbox", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_reharness_{name}", os.path.normpath(path))
     if spec is None or spec.loader is None:
         raise ImportError(path)
     module = importlib.util.module_from_spec(spec)
@@ -118,70 +127,9 @@ def _thaw(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-class Capture:
-    """A text sink that keeps the first ``cap`` characters written to it (hook stdout and stderr)."""
-
-    def __init__(self, cap: int) -> None:
-        self.parts: list[str] = []
-        self.left = cap
-
-    def write(self, text: str) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if self.left > 0:
-            self.parts.append(text[: self.left])
-            self.left -= len(text)
-        return len(text)
-
-    def flush(self) -> None:
-        return None
-
-    def isatty(self) -> bool:
-        return False
-
-    def text(self) -> str:
-        return "".join(self.parts)
-
-
-def safe_builtins(names: list[str], modules: frozenset[str]) -> dict[str, Any]:
-    """The builtins dict of hook namespaces: the allowed names plus an ``__import__`` for allowed modules."""
-    real_import = builtins.__import__
-    allowed = ", ".join(sorted(modules))
-
-    def restricted_import(
-        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
-    ) -> ModuleType:
-        if level != 0 or name not in modules:
-            raise ImportError(f"import of {name!r} is not allowed in hooks; allowed modules: {allowed}")
-        return real_import(name, globals, locals, fromlist, 0)
-
-    table = {name: getattr(builtins, name) for name in names if hasattr(builtins, name)}
-    table["__import__"] = restricted_import
-    return table
-
-
-def error_info(exc: BaseException, tb_cap: int = 4096, skip: int = 1) -> dict[str, str]:
-    """A JSON-able description of ``exc``: kind, type, message (≤ 1 KB) and traceback tail (≤ ``tb_cap``)."""
-    if isinstance(exc, MemoryError):  # format nothing: there may be no memory to do it with
-        return {"kind": "memory", "type": "MemoryError", "msg": "", "tb": ""}
-    try:
-        name = str(type(exc).__name__)[:100]
-    except BaseException:
-        name = "Exception"
-    try:
-        msg = str(exc)[:1024]
-    except BaseException:
-        msg = "<unprintable exception>"
-    try:
-        tb = exc.__traceback__
-        for _ in range(skip):  # drop the worker's own frames
-            tb = tb.tb_next if tb is not None else None
-        text = "".join(traceback.format_exception(type(exc), exc, tb, limit=-12))
-    except BaseException:
-        text = ""
-    if len(text) > tb_cap:
-        text = "…" + text[-tb_cap:]
-    return {"kind": "runtime", "type": name, "msg": msg, "tb": text}
+#: Worker-side helpers shared with other confined workers (``reharness/core/sandbox/workerlib.py``).
+_lib = _shared("workerlib")
+Capture, safe_builtins, error_info = _lib.Capture, _lib.safe_builtins, _lib.error_info
 
 
 def load_hooks(
@@ -245,41 +193,16 @@ def call_hook(
 
 
 def make_codec() -> tuple[Callable[[Any], str], Callable[[str], Any]]:
-    """JSON encode/decode built from the C primitives, captured once (immune to later monkeypatching)."""
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    quote = json.encoder.encode_basestring_ascii
-
-    def reject(name: str) -> Any:
-        raise ValueError(f"non-standard JSON constant {name}")
-
-    scan_once = getattr(json.decoder.JSONDecoder(parse_constant=reject), "scan_once")  # noqa: B009
-    join = "".join
-    fallback = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_thaw)
-
-    def encode(obj: Any) -> str:
-        if c_make_encoder is None:  # pragma: no cover - CPython always has _json
-            return fallback.encode(obj)
-        return join(c_make_encoder({}, _thaw, quote, None, ":", ",", False, False, False)(obj, 0))
-
-    def decode(text: str) -> Any:
-        obj, end = scan_once(text, 0)
-        if end != len(text):
-            raise ValueError("trailing data after the JSON document")
-        return obj
-
-    return encode, decode
+    """JSON encode/decode from the C primitives, captured once; views returned by hooks encode as dicts."""
+    return _lib.make_codec(_thaw)  # type: ignore[no-any-return]
 
 
 def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
     """Run the worker: confine, report, load, then answer calls until EOF on the command pipe."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_reharness_confine", os.path.join(here, "confine.py"))
-    if spec is None or spec.loader is None:
+    try:
+        confine = _shared("confine")
+    except (ImportError, OSError):
         os._exit(EXIT_BAD_CONFIG)
-    confine = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(confine)
     try:  # first of all, before seccomp (which denies PR_SET_PDEATHSIG) and before reading any frame
         pdeathsig = confine.set_pdeathsig(ppid)  # exits with EXIT_PARENT_GONE if the parent already died
     except (OSError, AttributeError):  # no libc or no prctl here: fail soft, EOF on the pipe still ends us

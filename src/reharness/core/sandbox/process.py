@@ -29,9 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from reharness.patches.sandbox.channel import Pipes
+from reharness.core.sandbox.channel import Pipes
 
-WORKER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 _EXIT_REASONS = {
     70: "the worker found its parent gone at start-up",
     71: "the worker got an invalid start-up configuration",
@@ -100,9 +99,10 @@ _LIVE: dict[int, WorkerProcess] = {}
 _LIVE_LOCK = threading.Lock()
 
 
-def worker_command(max_frame: int, hash_seed: int | None, rfd: int, wfd: int) -> list[str]:
+def worker_command(max_frame: int, hash_seed: int | None, rfd: int, wfd: int, script: str) -> list[str]:
+    """The command line of a worker running the standalone ``script`` (it must never import ``reharness``)."""
     flags = ["-I"] if hash_seed is None else ["-P", "-s"]  # -I would ignore PYTHONHASHSEED
-    args = [WORKER_PATH, str(rfd), str(wfd), str(os.getpid()), str(max_frame)]
+    args = [script, str(rfd), str(wfd), str(os.getpid()), str(max_frame)]
     return [sys.executable, *flags, "-S", "-B", *args]
 
 
@@ -113,12 +113,12 @@ def worker_env(hash_seed: int | None) -> dict[str, str]:
     return env
 
 
-def _popen(max_frame: int, hash_seed: int | None) -> WorkerProcess:
+def _popen(max_frame: int, hash_seed: int | None, script: str) -> WorkerProcess:
     child_r, parent_w = os.pipe()
     parent_r, child_w = os.pipe()
     try:
         popen = subprocess.Popen(
-            worker_command(max_frame, hash_seed, child_r, child_w),
+            worker_command(max_frame, hash_seed, child_r, child_w, script),
             env=worker_env(hash_seed),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -139,9 +139,9 @@ def _popen(max_frame: int, hash_seed: int | None) -> WorkerProcess:
     return proc
 
 
-def spawn_job(max_frame: int, hash_seed: int | None) -> Callable[[], WorkerProcess]:
-    """A job for :data:`SERVICE` that starts one worker process."""
-    return lambda: _popen(max_frame, hash_seed)
+def spawn_job(max_frame: int, hash_seed: int | None, script: str) -> Callable[[], WorkerProcess]:
+    """A job for :data:`SERVICE` that starts one worker process running ``script``."""
+    return lambda: _popen(max_frame, hash_seed, script)
 
 
 def signal_kill(proc: WorkerProcess) -> None:

@@ -15,7 +15,7 @@ import os
 import select
 import time
 
-from reharness.patches.sandbox.frames import FrameReader
+from reharness.core.sandbox.frames import FrameReader
 
 #: A pipe holds 64 KiB; asking os.read for more makes it malloc (mmap) a huge buffer on every call (~40 µs).
 _READ_CHUNK = 1 << 16

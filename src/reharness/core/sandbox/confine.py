@@ -3,6 +3,13 @@
 Order matters (REFERENCE.md §6 §5.3): rlimits → ``no_new_privs`` → Landlock → seccomp, so each step may still
 use the syscalls the next one denies. :func:`set_pdeathsig` runs first of all, before the config is read.
 
+Callers: the patch sandbox's hook worker and the ``apps`` env's code interpreter (nothing writable, both
+through :func:`.workerlib.load_confine`), and the ``code`` environment's test runner, whose
+``config["writable"]`` directory (the scratch copy of the repository under test) is writable beneath it
+through Landlock; seccomp then allows the file-writing syscalls, but only when Landlock confines them to
+that directory (without Landlock every write stays denied). The module lives in ``core.sandbox`` so the
+``patches`` and ``envs`` layers can both use it.
+
 This module is loaded by the standalone worker (``python -I -S -B worker.py``) and therefore imports only the
 standard library. Landlock has no libc wrapper and no stdlib binding, so it is called through raw
 ``syscall(2)``; seccomp goes through the system ``libseccomp.so.2`` with ``ctypes`` because the PyPI bindings
@@ -69,6 +76,13 @@ DENIED_SYSCALLS: tuple[str, ...] = _words(
     quotactl_fd sethostname setdomainname fanotify_init uselib vhangup creat
     """
 )
+#: The file-writing calls a runner with a writable directory needs; Landlock keeps them beneath it.
+FILE_WRITE_SYSCALLS = frozenset(
+    _words(
+        "unlink unlinkat rename renameat renameat2 rmdir mkdir mkdirat truncate ftruncate utime utimes "
+        "utimensat"
+    )
+)
 #: Answered with ENOSYS so that libc falls back to calls we can filter by argument.
 ENOSYS_SYSCALLS = ("clone3", "openat2")
 
@@ -125,13 +139,15 @@ def set_pdeathsig(expected_ppid: int) -> bool:
     return ok
 
 
-def apply_rlimits(memory_bytes: int, cpu_seconds: int, max_open_files: int) -> dict[str, Any]:
+def apply_rlimits(
+    memory_bytes: int, cpu_seconds: int, max_open_files: int, fsize_bytes: int = 0
+) -> dict[str, Any]:
     """Set the resource limits (soft == hard, except CPU where soft < hard gives a distinctive SIGXCPU)."""
     wanted = {
         "as": (resource.RLIMIT_AS, memory_bytes, memory_bytes),
         "cpu": (resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1),
         "nofile": (resource.RLIMIT_NOFILE, max_open_files, max_open_files),
-        "fsize": (resource.RLIMIT_FSIZE, 0, 0),
+        "fsize": (resource.RLIMIT_FSIZE, fsize_bytes, fsize_bytes),
         "core": (resource.RLIMIT_CORE, 0, 0),
         # Per-UID and ignored for root (REFERENCE.md §6 §4 item 2): only a hint, seccomp is what stops fork.
         "nproc": (resource.RLIMIT_NPROC, 0, 0),
@@ -180,8 +196,9 @@ def readable_paths() -> list[str]:
     return seen
 
 
-def apply_landlock(abi: int, paths: list[str]) -> dict[str, Any]:
-    """Read-only access beneath ``paths``, nothing writable, no TCP (ABI ≥ 4), scoped signals (ABI ≥ 6)."""
+def apply_landlock(abi: int, paths: list[str], writable: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Read-only access beneath ``paths``, full access beneath ``writable`` (nothing else writable), no TCP
+    (ABI ≥ 4), scoped signals (ABI ≥ 6)."""
     handled_fs = _FS_ABI1 | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
     handled_fs |= _FS_IOCTL_DEV if abi >= 5 else 0
     attr = _RulesetAttr(handled_fs, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0, 0)
@@ -200,7 +217,7 @@ def apply_landlock(abi: int, paths: list[str]) -> dict[str, Any]:
     if ruleset_fd < 0:
         return {"landlock": False, "reason": _err("landlock_create_ruleset")}
     try:
-        for path in paths:
+        for path in [*paths, *writable]:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
@@ -208,6 +225,8 @@ def apply_landlock(abi: int, paths: list[str]) -> dict[str, Any]:
             try:
                 is_dir = os.path.isdir(path)
                 access = _FS_READ_FILE | _FS_EXECUTE | (_FS_READ_DIR if is_dir else 0)
+                if path in writable:
+                    access = handled_fs & ~_FS_IOCTL_DEV if is_dir else access
                 rule = _PathBeneathAttr(access, fd)
                 rc = libc.syscall(
                     ctypes.c_long(_SYS_LANDLOCK_ADD_RULE),
@@ -227,7 +246,8 @@ def apply_landlock(abi: int, paths: list[str]) -> dict[str, Any]:
             return {"landlock": False, "reason": _err("landlock_restrict_self")}
     finally:
         os.close(ruleset_fd)
-    return {"landlock": True, "landlock_net": abi >= 4, "landlock_scoped": abi >= 6, "readable": paths}
+    report = {"landlock": True, "landlock_net": abi >= 4, "landlock_scoped": abi >= 6, "readable": paths}
+    return report | ({"writable": list(writable)} if writable else {})
 
 
 def load_libseccomp() -> Any:
@@ -238,8 +258,9 @@ def load_libseccomp() -> Any:
         return None
 
 
-def apply_seccomp(lib: Any) -> dict[str, Any]:
-    """Load the deny-list filter (default ALLOW) through the system libseccomp."""
+def apply_seccomp(lib: Any, allow_writes: bool = False) -> dict[str, Any]:
+    """Load the deny-list filter (default ALLOW) through the system libseccomp; ``allow_writes`` lifts the
+    file-writing denials (only when Landlock already confines writes to one directory)."""
     if lib is None:
         return {"seccomp": False, "reason": "libseccomp.so.2 is not installed (apt install libseccomp2)"}
     lib.seccomp_init.restype = ctypes.c_void_p
@@ -274,7 +295,8 @@ def apply_seccomp(lib: Any) -> dict[str, Any]:
     try:
         lib.seccomp_attr_set(ctx, _SCMP_FLTATR_ACT_BADARCH, _SCMP_ACT_KILL_PROCESS)  # int 0x80, x32 …
         for syscall in DENIED_SYSCALLS:
-            rule(eperm, syscall)
+            if not (allow_writes and syscall in FILE_WRITE_SYSCALLS):
+                rule(eperm, syscall)
         for syscall in ENOSYS_SYSCALLS:
             rule(0x00050000 | errno.ENOSYS, syscall)
         rule(eperm, "prctl", (0, _SCMP_CMP_EQ, _PR_SET_PDEATHSIG, 0))
@@ -282,7 +304,7 @@ def apply_seccomp(lib: Any) -> dict[str, Any]:
         rule(eperm, "prlimit64", (2, _SCMP_CMP_NE, 0, 0))
         rule(eperm, "prlimit64", (0, _SCMP_CMP_NE, 0, 0))
         # Never open for writing (Landlock already says so where it exists; this covers kernels without it).
-        for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
+        for flag in () if allow_writes else (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
             rule(eperm, "open", (1, _SCMP_CMP_MASKED_EQ, flag, flag))
             rule(eperm, "openat", (2, _SCMP_CMP_MASKED_EQ, flag, flag))
         rc = lib.seccomp_load(ctx)
@@ -304,8 +326,12 @@ def _guarded(apply: Callable[[], dict[str, Any]], layer: str) -> dict[str, Any]:
 
 
 def confine(config: dict[str, Any]) -> dict[str, Any]:
-    """Apply every layer in order; ``config["disable"]`` simulates failed probes (tests of degraded hosts)."""
+    """Apply every layer in order; ``config["disable"]`` simulates failed probes (tests of degraded hosts).
+
+    Optional keys: ``writable`` (directories writable beneath, needs Landlock) and ``fsize_bytes`` (the
+    largest file a write may produce; 0 by default)."""
     disabled = set(config.get("disable", ()))
+    writable = tuple(os.path.realpath(p) for p in config.get("writable", ()))
     libseccomp = None if "seccomp" in disabled else load_libseccomp()
     report: dict[str, Any] = {"landlock": False, "landlock_abi": 0, "landlock_net": False}
     report |= {"landlock_scoped": False, "seccomp": False, "namespaces": False, "reasons": {}}
@@ -316,7 +342,12 @@ def confine(config: dict[str, Any]) -> dict[str, Any]:
     if "rlimits" in disabled:
         report["rlimits"], reasons["rlimits"] = {}, simulated
     else:
-        limits = apply_rlimits(config["memory_bytes"], config["cpu_seconds"], config["max_open_files"])
+        limits = apply_rlimits(
+            config["memory_bytes"],
+            config["cpu_seconds"],
+            config["max_open_files"],
+            int(config.get("fsize_bytes", 0)),
+        )
         report["rlimits"] = limits
         failed = [k for k, v in limits.items() if isinstance(v, str) and k != "nproc"]
         if failed:
@@ -336,7 +367,7 @@ def confine(config: dict[str, Any]) -> dict[str, Any]:
     elif not report["no_new_privs"]:
         reasons["landlock"] = "needs no_new_privs"
     else:
-        result = _guarded(lambda: apply_landlock(abi, readable_paths()), "landlock")
+        result = _guarded(lambda: apply_landlock(abi, readable_paths(), writable), "landlock")
         report["landlock"] = result.pop("landlock")
         if "reason" in result:
             reasons["landlock"] = result.pop("reason")
@@ -344,7 +375,8 @@ def confine(config: dict[str, Any]) -> dict[str, Any]:
     if "seccomp" in disabled:
         reasons["seccomp"] = simulated
     else:
-        result = _guarded(lambda: apply_seccomp(libseccomp), "seccomp")
+        allow_writes = bool(writable) and bool(report["landlock"])
+        result = _guarded(lambda: apply_seccomp(libseccomp, allow_writes), "seccomp")
         report["seccomp"] = result.pop("seccomp")
         if "reason" in result:
             reasons["seccomp"] = result.pop("reason")

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
+from reharness.experiments.s import SConfig
 from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
 from reharness.pool.profile import Profile, ProfileCell, pool_hash
 from reharness.runtime import base_harness_config
@@ -125,8 +126,10 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_pa
 def test_experiment_s_refuses_other_options_in_the_same_out(shop_pool: Path, tmp_path: Path) -> None:
     out = tmp_path / "s"
     out.mkdir()
-    (out / "s_config.json").write_text(json.dumps({"k": 4, "steps": 2}))
+    earlier = SConfig(envs=["shop"], pool=str(shop_pool), k=4, out=str(out))
+    (out / "s_config.json").write_text(earlier.model_dump_json())
     result = CliRunner().invoke(
         app, ["experiment", "s", "--env", "shop", "--pool", str(shop_pool), "--k", "2", "--out", str(out)]
     )
-    assert result.exit_code == 2 and "holds an experiment s run with k=4" in result.stderr
+    assert result.exit_code == 2 and "holds an experiment s run with k=4, not 2" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["s_config.json"]  # refused before any work

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reharness.experiments.s import EQUAL, START, TRAINED, Rank1Row, SConfig, SResult, SRow
+from reharness.experiments.s_config import EQUAL, START, TRAINED, Rank1Row, SConfig, SResult, SRow
 
 if TYPE_CHECKING:
     from reharness.store.records import EpisodeRecord

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reharness.experiments.s_report import _sibling_names, drift, metrics
+from reharness.experiments.s_data import drift, metrics, sibling_names
 
 if TYPE_CHECKING:
-    from reharness.experiments.s import SResult
+    from reharness.experiments.s_config import SResult
 
 
 def _success_vs_rollouts(result: SResult, out: Path, plt: Any) -> str:
@@ -95,7 +95,7 @@ def _profile_drift(result: SResult, out: Path, plt: Any) -> str | None:
             continue
         pool_dir = result.config.pool_for(env)
         points = drift(pool_dir, out / env / "router")
-        names = _sibling_names(pool_dir)
+        names = sibling_names(pool_dir)
         sids = list(dict.fromkeys(s for p in points for s in p["rates"]))
         for sid in sids:
             xs = [p["step"] for p in points if sid in p["rates"]]

@@ -96,7 +96,7 @@ def check_inputs(config: SConfig) -> None:
         if not agent.startswith(("tiny:", "hf:")):
             raise ConfigError(
                 f"--agent {agent!r} cannot be trained in-process",
-                hint="pass tiny:NAME (e.g. tiny:{env}-S) or hf:DIR (a local chat model directory)",
+                hint=f"pass tiny:NAME (e.g. tiny:{env}-S) or hf:DIR (a local chat model directory)",
             )
         if config.pool is not None:
             check_pool(config.pool_for(env), env, template=len(config.envs) > 1)

@@ -28,6 +28,7 @@ SHOP_PATCH = {
 }
 GE1 = "greater than or equal to 1"
 EV = ("pool", "evolve", "--env", "household", "--agent", "solver")  # pool evolve, up to its options
+ES = ("experiment", "s", "--env", "shop")  # experiment s, up to its options
 TRY = ("patch", "try", "{shop}", "--hook", "after_feedback", "--ctx")  # patch try, up to its --ctx value
 _BOX = re.compile(r"[│╭╮╰╯─]+")
 
@@ -51,11 +52,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     )
     assert result.exit_code == 0, result.output
     names = {p.name.split(".")[0]: str(p) for p in root.iterdir()}
-    shop_pool = Path(__file__).resolve().parents[2] / "docs" / "results" / "pool-shop"
+    pools = Path(__file__).resolve().parents[2] / "docs" / "results"  # shipped pools
     return names | {
         "missing": str(root / "missing.json"),
         "run": json.loads(result.stdout)["out"],
-        "shoppool": str(shop_pool),
+        "shoppool": str(pools / "pool-shop"),
+        "hpool": str(pools / "pool-household"),
     }
 
 
@@ -77,6 +79,7 @@ WRITERS = (  # commands that take --out
     "train engineer",
     "train policy",
     "experiment r1",
+    "experiment s",
     "pool evolve",
 )
 
@@ -230,6 +233,16 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("experiment", "r1", "--env", "db", "--agent", "random", "--transfer-agent", "nope"), ("agent 'nope'",)),
     (("experiment", "r1", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),
     (("experiment", "r1", "--env", "db", "--k", "1"), ("--k", "greater than or equal")),
+    (("experiment", "s", "--env", "bogus"), ("unknown environment 'bogus'", "known:")),
+    ((*ES, "--methods", "none,routr"), ("--methods entry 'routr'", "'router'")),
+    ((*ES, "--methods", "sibling-only"), ("'sibling-only'", "not supported")),
+    ((*ES, "--pool", "{missing}"), ("does not exist", "pool evolve")),
+    ((*ES, "--pool", "{adir}"), ("has no pool.json", "pool evolve")),
+    ((*ES, "--pool", "{hpool}"), ("for env 'household', not 'shop'", "--env shop")),
+    (("experiment", "s", "--env", "all", "--pool", "{hpool}"), ("one pool for 3 environments", "{env}")),
+    ((*ES, "--agent", "solver"), ("cannot be trained in-process", "hf:DIR")),
+    ((*ES, "--k", "1"), ("'--k'", "greater than or equal")),
+    ((*ES, "--out", "/dev/null"), ("'--out'", "is not a directory")),
     # pool
     (("pool", "evolve", "--env", "kitchen", "--agent", "solver"), ("environment 'kitchen'", "known:")),
     (("pool", "evolve", "--env", "household", "--agent", "sovler"), ("unknown agent 'sovler'", "'solver'")),
@@ -267,7 +280,7 @@ def test_the_cases_cover_every_command() -> None:
         "patch": ["try"],
         "agent": ["eval", "train"],
         "train": ["engineer", "policy"],
-        "experiment": ["r1"],
+        "experiment": ["r1", "s"],
         "pool": ["evolve", "show", "eval", "reanchor"],
     }
     expected = (commands - set(groups) - {"envs"}) | {f"{g} {c}" for g, cs in groups.items() for c in cs}

@@ -1,7 +1,10 @@
-"""``reharness experiment r1``: Harness-R1's main table at small scale (see :mod:`reharness.experiments.r1`).
+"""``reharness experiment r1|s``: the papers' tables at small scale (:mod:`reharness.experiments.r1`,
+:mod:`reharness.experiments.s`).
 
-Progress goes to stderr; with ``--json`` stdout holds exactly
-``{rows: [{method, env, success, ci_low, ci_high, broken}], average: {method: success}}``.
+Progress goes to stderr; with ``--json`` stdout holds exactly, for ``r1``,
+``{rows: [{method, env, success, ci_low, ci_high, broken}], average: {method: success}}`` and, for ``s``,
+``{rows: [{method, env, success, ci_low, ci_high, rollouts}], rank1: [{env, success, ci_low, ci_high}],
+average: {method: success}}``.
 """
 
 from __future__ import annotations
@@ -104,5 +107,87 @@ def r1(
             row = next(r for r in result.rows if r.method == method and r.env == name)
             cells.append(f"{row.success:.1%} ({row.ci_low:.1%}–{row.ci_high:.1%}) [{row.broken}]")
         table.add_row(method, *cells, f"{average:.1%}")
+    stdout.print(table)
+    stdout.print(f"report: {out / 'report.md'}", highlight=False)
+
+
+@experiment_app.command("s")
+@friendly_errors
+def s(
+    env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
+    out: Annotated[
+        Path, typer.Option(callback=output_dir, help="Output directory (ENV/METHOD/, runs, report.md).")
+    ] = Path("s"),
+    agent: Annotated[
+        str, typer.Option(help="Starting policy: tiny:NAME or hf:DIR; {env} is replaced per environment.")
+    ] = "tiny:{env}-S",
+    pool: Annotated[
+        str | None,
+        typer.Option(
+            help="Pool directory ({env} is replaced; needed as a template with --env all). Default: evolve "
+            "one per environment into OUT/ENV/pool."
+        ),
+    ] = None,
+    methods: Annotated[
+        str, typer.Option(help="Trained methods, comma-separated: none, resample, random, router.")
+    ] = "none,resample,random,router",
+    steps: Annotated[int, typer.Option(min=1, help="GRPO optimizer steps of every method.")] = 20,
+    k: Annotated[int, typer.Option("--k", min=2, max=64, help="Rollouts per task (GRPO group).")] = 8,
+    tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
+    temperature: Annotated[float, typer.Option(min=0.01, help="Training rollout temperature.")] = 1.0,
+    test_n: Annotated[int, typer.Option(min=1, help="Held-out test tasks per policy.")] = 50,
+    equal_rollouts: Annotated[
+        bool,
+        typer.Option(
+            "--equal-rollouts/--no-equal-rollouts",
+            help="Also train none on until its rollouts match router's (JSON: equal_rollouts).",
+        ),
+    ] = True,
+    reanchor_every: Annotated[
+        int, typer.Option(min=0, help="Router: re-anchor the profile every R steps (0: never).")
+    ] = 10,
+    reanchor_n: Annotated[int, typer.Option(min=1, help="Valid tasks per re-anchoring.")] = 40,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes decoded together.")] = 32,
+    seed: Annotated[int, typer.Option(help="Seed (task stream, rollouts, test tasks).")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
+) -> None:
+    """Harness-S: train the policy with GRPO in H0 with sibling rescue (router) and its baselines (none,
+    resample, random) from the same start, seed and task stream; evaluate every policy in H0 on held-out
+    test tasks (plus start, plus the router policy with Rank-1 routing). Writes report.md and result.json."""
+    from reharness.cli.progress import progress_display, step_reporter
+    from reharness.cli.train_cmd import resolve_envs
+    from reharness.experiments.s import SConfig, check_inputs, parse_methods, run_s
+
+    envs = resolve_envs(env)
+    check_specs(envs, agents=[agent])
+    config = SConfig.build(
+        envs=envs, agent=agent, pool=pool, methods=parse_methods(methods), steps=steps, k=k,
+        tasks_per_step=tasks_per_step, temperature=temperature, test_n=test_n,
+        equal_rollouts=equal_rollouts, reanchor_every=reanchor_every, reanchor_n=reanchor_n,
+        concurrency=concurrency, seed=seed, out=str(out),
+    )  # fmt: skip
+    check_inputs(config)  # agents and pools, before anything is written
+    with progress_display() as progress:
+
+        def notify(text: str) -> None:
+            progress.console.print(f"[dim]·[/dim] {text}", highlight=False)
+
+        result = run_s(config, notify=notify, progress=step_reporter(progress))
+    if as_json:
+        print(json.dumps(result.contract()))
+        return
+    table = Table(title="held-out success in H0 (95% CI) · training rollouts")
+    for col in ("method", *config.envs, "average"):
+        table.add_column(col)
+    for method, average in result.average.items():
+        cells = []
+        for name in config.envs:
+            row = next(r for r in result.rows if r.method == method and r.env == name)
+            cells.append(f"{row.success:.1%} ({row.ci_low:.1%}–{row.ci_high:.1%}) · {row.rollouts}")
+        table.add_row(method, *cells, f"{average:.1%}")
+    for r in result.rank1:
+        table.add_row(
+            f"rank1 ({r.env})", *[f"{r.success:.1%}" if e == r.env else "" for e in config.envs], ""
+        )
     stdout.print(table)
     stdout.print(f"report: {out / 'report.md'}", highlight=False)

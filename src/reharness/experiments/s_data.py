@@ -1,0 +1,93 @@
+"""What ``reharness experiment s``'s report reads from the training runs: the per-step ``metrics.jsonl``
+lines, the diagnostic over them (all-failed groups under H0, rescues per sibling) and the profile drift of
+the router runs (the pool's ``profile.json`` as step 0, then each ``profiles/step-N.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SOLVED = "solved"  # the profile's cluster key of pairs H0 solved (not a rescue opportunity)
+
+
+def metrics(out: Path, env: str, method: str) -> list[dict[str, Any]]:
+    """The per-step lines of a training run's ``metrics.jsonl`` (re-anchoring lines included)."""
+    file = out / env / method / "metrics.jsonl"
+    if not file.is_file():
+        return []
+    return [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def diagnostic(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over a run's steps: groups, groups that all failed under H0, rescues tried/succeeded, per sibling."""
+    steps = [m for m in lines if "groups" in m]
+    groups = sum(int(m["groups"]) for m in steps)
+    failed = sum(int(m["all_fail_groups"]) for m in steps)
+    tried = sum(int(m.get("rescues_tried", 0)) for m in steps)
+    succeeded = sum(int(m.get("rescues_succeeded", 0)) for m in steps)
+    per: dict[str, dict[str, int]] = {}
+    for m in steps:
+        for name, cell in (m.get("per_sibling") or {}).items():
+            mine = per.setdefault(name, {"tried": 0, "succeeded": 0, "audit_lost": 0})
+            for key in mine:
+                mine[key] += int(cell.get(key, 0))
+    first = steps[0] if steps else {}
+    return {
+        "groups": groups,
+        "all_fail": failed,
+        "all_fail_share": failed / groups if groups else 0.0,
+        "tried": tried,
+        "succeeded": succeeded,
+        "rescued_share": succeeded / failed if failed else 0.0,
+        "per_sibling": per,
+        "first_step": {k: first.get(k) for k in ("h0_success", "all_fail_groups", "groups")},
+    }
+
+
+def sibling_names(pool_dir: Path) -> dict[str, str]:
+    file = pool_dir / "pool.json"
+    if not file.is_file():
+        return {}
+    doc = json.loads(file.read_text(encoding="utf-8"))
+    return {s["id"]: s["name"] for s in doc.get("siblings", [])}
+
+
+def _profile_point(profile: dict[str, Any]) -> dict[str, Any]:
+    """One anchor: each sibling's measured rescue rate over its cluster cells, H0's success, and the cells."""
+    rates, cells = {}, {}
+    for sid, clusters in (profile.get("cells") or {}).items():
+        rescues = sum(int(c.get("rescues", 0)) for k, c in clusters.items() if k != SOLVED)
+        failures = sum(int(c.get("h0_failures", 0)) for k, c in clusters.items() if k != SOLVED)
+        rates[sid] = rescues / failures if failures else 0.0
+        for key, cell in clusters.items():
+            if key != SOLVED and cell.get("h0_failures"):
+                cells[f"{sid}/{key}"] = int(cell.get("rescues", 0)) / int(cell["h0_failures"])
+    h0 = (profile.get("h0") or {}).values()
+    attempts = sum(int(c.get("attempts", 0)) for c in h0)
+    h0_success = sum(int(c.get("successes", 0)) for c in h0) / attempts if attempts else None
+    return {
+        "rates": rates,
+        "cells": cells,
+        "h0_success": h0_success,
+        "policy_hash": profile.get("policy_hash"),
+    }
+
+
+def drift(pool_dir: Path, run_dir: Path) -> list[dict[str, Any]]:
+    """The pool's profile (step 0) and each re-anchored one, with the drift from the previous anchor: the
+    mean absolute change of the (sibling, cluster) rescue rates present in both."""
+    files = [pool_dir / "profile.json", *sorted((run_dir / "profiles").glob("step-*.json"))]
+    points: list[dict[str, Any]] = []
+    for file in files:
+        if not file.is_file():
+            continue
+        point = _profile_point(json.loads(file.read_text(encoding="utf-8")))
+        point["step"] = 0 if file.name == "profile.json" else int(file.stem.split("-")[1])
+        if points:
+            before, now = points[-1]["cells"], point["cells"]
+            shared = sorted(set(before) & set(now))
+            point["drift"] = sum(abs(now[k] - before[k]) for k in shared) / len(shared) if shared else None
+        points.append(point)
+    return points

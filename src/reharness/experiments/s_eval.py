@@ -1,0 +1,234 @@
+"""Held-out evaluation of ``reharness experiment s`` (see :mod:`.s`) and the aggregation into its rows.
+
+Every policy — the starting one (``start``) and each trained method — runs the same ``test_n`` ``test``
+tasks with the same seeds under H0 (the env's base harness, greedy) through the ordinary batch executor
+(:func:`~reharness.runtime.executor.run_batch`, runs stored under ``OUT/ENV/runs``). The ``router`` policy
+also runs with Rank-1 routing on the pool's profile (:class:`~reharness.pool.routed_run.Rank1Route`, the
+route of ``reharness run --pool POOL --route rank1``). One record per (env, method) is appended to
+``OUT/eval.jsonl``: the per-task successes in episode order, the (task identity, seed) pairs, and the
+behaviour rates of the episodes; a record is reused on rerun while the policy's weights hash is unchanged.
+
+Intervals: ``ci_low``/``ci_high`` of a row are a 95 % percentile bootstrap interval of the success rate
+over the test tasks (resampling tasks; not paired). The paired bootstrap interval of the difference from
+``start`` (same tasks and seeds) is kept beside it (``delta_vs_start``), and Rank-1's from the ``router``
+policy in H0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reharness.experiments.s_config import EQUAL, START, TRAINED, Rank1Row, SConfig, SResult, SRow
+
+if TYPE_CHECKING:
+    from reharness.store.records import EpisodeRecord
+
+EVAL_FILE = "eval.jsonl"
+RANK1 = "rank1"
+#: behaviour rates reported before/after training: per decision (step flags) and per episode (codes)
+STEP_FLAGS = ("invalid_action", "repeated_action", "format_error")
+EPISODE_CODES = ("invalid_action", "repeated_action", "format_error", "premature_answer")
+
+
+def behaviour(episodes: list[EpisodeRecord]) -> dict[str, float]:
+    """Behaviour rates of a batch: ``FLAG/step`` — share of decisions whose step carries the flag — and
+    ``CODE/episode`` — share of episodes whose failure codes include the code; plus the mean steps."""
+    steps = [s for e in episodes for s in e.steps]
+    rates: dict[str, float] = {}
+    for flag in STEP_FLAGS:
+        rates[f"{flag}/step"] = round(sum(flag in s.flags for s in steps) / max(1, len(steps)), 6)
+    for code in EPISODE_CODES:
+        rates[f"{code}/episode"] = round(
+            sum(code in e.failure_codes for e in episodes) / max(1, len(episodes)), 6
+        )
+    rates["steps/episode"] = round(len(steps) / max(1, len(episodes)), 4)
+    return rates
+
+
+def load_records(path: Path) -> dict[str, dict[str, Any]]:
+    """The finished records of ``eval.jsonl`` by key (a torn last line is dropped)."""
+    done: dict[str, dict[str, Any]] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            done[record["key"]] = record
+    return done
+
+
+def _model_dir(config: SConfig, env: str, method: str, training: dict[str, dict[str, Any]]) -> Path:
+    if method == START:
+        from reharness.training.policy_train import policy_model_dir
+
+        return policy_model_dir(config.agent_for(env))
+    return Path(training[method]["path"])
+
+
+async def _run(
+    config: SConfig, env: str, model_dir: Path, label: str, route_pool: Path | None
+) -> tuple[list[EpisodeRecord], dict[str, int]]:
+    """The test episodes of the policy in ``model_dir`` (Rank-1 routed when ``route_pool`` is given)."""
+    from reharness.failures import failure_codes
+    from reharness.models.registry import make_agent
+    from reharness.runtime.executor import RunSpec, run_batch
+    from reharness.runtime.harness import Harness
+
+    spec = RunSpec(
+        env=env, agent=label, split="test", n=config.test_n, seed=config.seed, concurrency=config.concurrency
+    )
+    agent = make_agent(f"hf:{model_dir}", max_batch_size=config.concurrency)
+    runs = Path(config.out) / env / "runs"
+    try:
+        if route_pool is None:
+            result = await run_batch(spec, agent, Harness.base(env), runs, annotate=failure_codes)
+            return result.episodes, {}
+        from reharness.pool.pool import load_pool
+        from reharness.pool.profile import load_profile
+        from reharness.pool.routed_run import Rank1Route
+
+        pool = load_pool(route_pool)
+        route = Rank1Route(pool, load_profile(pool), max_workers=min(8, config.concurrency))
+        result = await run_batch(spec, agent, Harness(pool.h0), runs, annotate=failure_codes, route=route)
+        return result.episodes, route.routing(result.episodes)
+    finally:
+        await agent.close()
+
+
+def evaluate_env(
+    config: SConfig,
+    env: str,
+    training: dict[str, dict[str, Any]],
+    has_siblings: bool,
+    notify: Callable[[str], None],
+) -> list[dict[str, Any]]:
+    """The evaluation records of ``env``: ``start``, every trained method and Rank-1 (loaded or run)."""
+    from reharness.pool.policy_ref import weights_hash
+
+    path = Path(config.out) / EVAL_FILE
+    done = load_records(path)
+    methods = [START, *[m for m in (*TRAINED, EQUAL) if m in training]]
+    if "router" in training:
+        methods.append(RANK1)
+    records = []
+    for method in methods:
+        policy = "router" if method == RANK1 else method
+        model_dir = _model_dir(config, env, policy, training)
+        weights = weights_hash(model_dir) or str(model_dir)
+        key = f"{env}/{method}"
+        old = done.get(key)
+        if old is not None and old["weights"] == weights and old["n"] == config.test_n:
+            records.append(old)
+            continue
+        routed = method == RANK1 and has_siblings
+        notify(
+            f"{env}/{method}: evaluating on {config.test_n} test tasks"
+            + (" (Rank-1)" if routed else " in H0")
+        )
+        alias = training.get(policy, {}).get("alias") if policy != START else None
+        label = f"s-{alias or policy}@{weights}"  # an alias reuses its original's stored run
+        route_pool = config.pool_for(env) if routed else None
+        episodes, routing = asyncio.run(_run(config, env, model_dir, label, route_pool))
+        record = {
+            "key": key,
+            "env": env,
+            "method": method,
+            "weights": weights,
+            "n": len(episodes),
+            "pairs": [[e.task_identity, e.seed] for e in episodes],
+            "successes": [float(e.success) for e in episodes],
+            "behaviour": behaviour(episodes),
+            "routing": routing,
+            "run_id": episodes[0].run_id if episodes else None,
+        }
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, sort_keys=True) + "\n")
+        records.append(record)
+    return records
+
+
+def _paired(base: dict[str, Any], other: dict[str, Any], seed: int) -> tuple[float, float, float]:
+    """Mean paired difference of success (other − base) and its bootstrap interval; same tasks and seeds."""
+    from reharness.engineer.paired import bootstrap_ci, check_pairing
+
+    check_pairing([tuple(p) for p in base["pairs"]], [tuple(p) for p in other["pairs"]], "evaluation")
+    diffs = [o - b for b, o in zip(base["successes"], other["successes"], strict=True)]
+    low, high = bootstrap_ci(diffs, seed=seed)
+    return round(sum(diffs) / max(1, len(diffs)), 6), low, high
+
+
+def aggregate(
+    config: SConfig,
+    records: list[dict[str, Any]],
+    training: dict[str, dict[str, dict[str, Any]]],
+    siblings: dict[str, bool],
+) -> SResult:
+    """Rows per (method, env) — ``start`` first, then the methods in training order — Rank-1 per env and the
+    per-method average over environments."""
+    from reharness.engineer.paired import bootstrap_ci
+
+    by = {(r["env"], r["method"]): r for r in records}
+    rows: list[SRow] = []
+    rank1: list[Rank1Row] = []
+    behaviour_of: dict[str, dict[str, dict[str, float]]] = {}
+    for env in config.envs:
+        start = by[(env, START)]
+        for method in [START, *[m for m in (*TRAINED, EQUAL) if (env, m) in by]]:
+            record = by[(env, method)]
+            values = record["successes"]
+            low, high = bootstrap_ci(values, seed=config.seed)
+            delta, dlow, dhigh = _paired(start, record, config.seed)
+            summary = training[env].get(method, {})
+            rows.append(
+                SRow(
+                    method=method,
+                    env=env,
+                    success=round(sum(values) / max(1, len(values)), 6),
+                    ci_low=low,
+                    ci_high=high,
+                    rollouts=int(summary.get("rollouts", 0)),
+                    delta_vs_start=delta,
+                    delta_low=dlow,
+                    delta_high=dhigh,
+                    n=len(values),
+                    alias=summary.get("alias"),
+                )
+            )
+            behaviour_of.setdefault(env, {})[method] = record["behaviour"]
+        if (env, RANK1) in by:
+            record = by[(env, RANK1)]
+            values = record["successes"]
+            low, high = bootstrap_ci(values, seed=config.seed)
+            delta, dlow, dhigh = _paired(by[(env, "router")], record, config.seed)
+            rank1.append(
+                Rank1Row(
+                    env=env,
+                    success=round(sum(values) / max(1, len(values)), 6),
+                    ci_low=low,
+                    ci_high=high,
+                    delta_vs_h0=delta,
+                    delta_low=dlow,
+                    delta_high=dhigh,
+                    routing=record["routing"] or {"H0": len(values)},
+                )
+            )
+    methods = list(dict.fromkeys(r.method for r in rows))
+    average = {
+        m: round(sum(r.success for r in rows if r.method == m) / len(config.envs), 6)
+        for m in methods
+        if all(any(r.method == m and r.env == env for r in rows) for env in config.envs)
+    }
+    return SResult(
+        config=config,
+        rows=rows,
+        rank1=rank1,
+        average=average,
+        siblings=siblings,
+        training=training,
+        behaviour=behaviour_of,
+    )

@@ -1,0 +1,136 @@
+"""``reharness experiment s`` for real, micro: pool → GRPO with rescue → held-out evaluation → report.
+
+The policy is a real Hugging Face chat model: a micro tiny agent trained for seconds on shop demonstrations
+(it emits well-formed but useless actions), so under H0 every group fails — the setup where only rescue can
+act. The pool is built the way ``tests/pool/pool_fixtures.py`` builds one: a sibling that is H0 plus a
+config delta (``show_admissible``), with a validation profile, saved as a pool directory. Shop's 20-step limit
+keeps every episode short. The test checks the JSON contract, that every method has a row, that rescue
+happens (router tries a rescue on every all-failed group and pays for it in rollouts), that re-anchoring
+writes a profile, the report and its plots, and that a rerun reuses every training and evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from reharness.cli.main import app
+from reharness.experiments.s import SConfig
+from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
+from reharness.pool.profile import Profile, ProfileCell, pool_hash
+from reharness.runtime import base_harness_config
+
+METHODS = {"start", "none", "resample", "random", "router"}
+STEPS, K, TASKS = 2, 2, 1
+MICRO = [
+    "--env", "shop", "--steps", str(STEPS), "--k", str(K), "--tasks-per-step", str(TASKS),
+    "--test-n", "2", "--reanchor-every", "1", "--reanchor-n", "2", "--concurrency", "4",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def micro_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+
+    from reharness.models.tiny.config import recipe_for
+    from reharness.models.tiny.train import train_agent
+
+    torch.set_num_threads(1)
+    out = tmp_path_factory.mktemp("policy") / "shop-micro"
+    recipe = recipe_for("shop", "micro").with_overrides(
+        steps=40, batch_size=1, learning_rate=1e-2, split_spaces=False
+    )
+    train_agent(recipe, out, seed=0, dtype="float32")
+    return out
+
+
+@pytest.fixture(scope="module")
+def shop_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-sibling shop pool (H0 + the admissible-action list) with a profile that says it rescues."""
+    h0 = base_harness_config("shop")
+    sibling = Sibling(
+        name="listing",
+        direction="action_validity",
+        base=h0,
+        delta={"show_admissible": True},
+        description="list the admissible actions",
+    )
+    pool = Pool("shop", h0, [sibling], PolicyRef(spec="micro"), builtin_directions())
+    pool.save(tmp_path_factory.mktemp("pool") / "pool-shop")
+    cell = ProfileCell(attempts=10, h0_failures=10, rescues=5, successes=5)
+    Profile(
+        pool_hash=pool_hash(pool),
+        policy=PolicyRef(spec="micro"),
+        policy_hash="p0",
+        split="valid",
+        tasks=[],
+        cells={sibling.id: {"action_validity": cell, "loop_recovery": cell, "other": cell}},
+    ).save(pool)
+    assert pool.path is not None
+    return pool.path
+
+
+def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    args = ["experiment", "s", *MICRO, "--agent", f"hf:{micro_policy}", "--pool", str(shop_pool)]
+    result = CliRunner().invoke(app, [*args, "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"rows", "rank1", "average", "equal_rollouts"}
+    assert all(set(r) == {"method", "env", "success", "ci_low", "ci_high", "rollouts"} for r in data["rows"])
+    rows = {r["method"]: r for r in data["rows"]}
+    assert set(rows) == METHODS == set(data["average"])
+    assert all(r["env"] == "shop" and r["ci_low"] <= r["success"] <= r["ci_high"] for r in data["rows"])
+    assert [set(r) for r in data["rank1"]] == [{"env", "success", "ci_low", "ci_high"}]
+
+    # every H0 group failed, so every method but none paid K more rollouts per group: rescue happened
+    per_step = TASKS * K
+    assert rows["start"]["rollouts"] == 0 and rows["none"]["rollouts"] == STEPS * per_step
+    for method in ("resample", "random", "router"):
+        assert rows[method]["rollouts"] == 2 * STEPS * per_step, method
+    [equal_row] = data["equal_rollouts"]  # none, trained on until its rollouts match router's
+    assert equal_row["method"] == "none" and equal_row["rollouts"] == rows["router"]["rollouts"]
+    router = json.loads((out / "shop" / "router" / "summary.json").read_text())
+    assert router["rescues"]["tried"] == STEPS * TASKS  # one routed rescue per all-failed group
+    lines = [json.loads(x) for x in (out / "shop" / "router" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["all_fail_groups"] for m in lines] == [TASKS] * STEPS
+    assert all(m["per_sibling"]["listing"]["tried"] == TASKS for m in lines)
+    assert (out / "shop" / "router" / "decisions.jsonl").read_text().strip()
+    assert (out / "shop" / "router" / "profiles" / "step-00001.json").is_file()  # re-anchored at step 1
+    equal = json.loads((out / "shop" / "none-equal-rollouts" / "summary.json").read_text())
+    assert equal["steps"] == 2 * STEPS and equal["resumed_from"]  # forked from none's last checkpoint
+
+    report = (out / "report.md").read_text()
+    for section in ("## Held-out success in H0", "## Diagnostic", "## Behaviour in H0", "## Profile drift"):
+        assert section in report
+    assert "| shop | router |" in report and "listing" in report
+    for plot in ("success_vs_rollouts", "rescue_rate", "profile_drift", "behaviour"):
+        assert (out / f"{plot}.png").is_file(), plot
+    saved = json.loads((out / "result.json").read_text())
+    assert (
+        set(saved["behaviour"]["shop"]) == METHODS
+        and "invalid_action/step" in saved["behaviour"]["shop"]["start"]
+    )
+
+    evaluations = (out / "eval.jsonl").read_text()
+    models = {m: (out / "shop" / m / "model").stat().st_mtime_ns for m in METHODS - {"start"}}
+    again = CliRunner().invoke(app, [*args, "--out", str(out), "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout) == data
+    assert (out / "eval.jsonl").read_text() == evaluations  # nothing re-evaluated
+    assert {m: (out / "shop" / m / "model").stat().st_mtime_ns for m in models} == models  # nor retrained
+
+
+def test_experiment_s_refuses_other_options_in_the_same_out(shop_pool: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s"
+    out.mkdir()
+    earlier = SConfig(envs=["shop"], pool=str(shop_pool), k=4, out=str(out))
+    (out / "s_config.json").write_text(earlier.model_dump_json())
+    result = CliRunner().invoke(
+        app, ["experiment", "s", "--env", "shop", "--pool", str(shop_pool), "--k", "2", "--out", str(out)]
+    )
+    assert result.exit_code == 2 and "holds an experiment s run with k=4, not 2" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["s_config.json"]  # refused before any work

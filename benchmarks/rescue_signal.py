@@ -63,6 +63,7 @@ async def main(args: argparse.Namespace) -> dict:
         "router_audit_lost": sum(g.rescue.audit_lost for g in failed if g.rescue is not None),
         "h0_episodes_per_s": round(engine.stats.episodes["h0"] / max(h0_seconds, 1e-9), 3),
     }
+    print(json.dumps(out), file=sys.stderr, flush=True)  # the first figures, before the slower controls
     # equal-compute control and the oracle over every sibling, on the same all-failed tasks
     failed_tasks = [g.task_index for g in failed]
     control = Rescuer(engine, Harness.base(args.env), rescue="resample", **common)

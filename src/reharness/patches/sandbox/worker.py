@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import struct
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -210,40 +209,11 @@ def serve(rfd: int, wfd: int, ppid: int, max_frame: int) -> None:
         if os.getppid() != ppid:
             os._exit(EXIT_PARENT_GONE)
 
-    read, write, exit_ = os.read, os.write, os._exit
+    exit_ = os._exit
     run_hook, view, describe = call_hook, CtxView, error_info  # locals: patch code cannot swap them
-    header = struct.Struct("<I")
-    pack, unpack = header.pack, header.unpack
     encode, decode = make_codec()
     stdout0, stderr0 = sys.stdout, sys.stderr
-
-    def recv() -> Any:
-        head = b""
-        while len(head) < 4:
-            more = read(rfd, 4 - len(head))
-            if not more:
-                exit_(0)  # EOF: the parent closed the pipe or died
-            head += more
-        (size,) = unpack(head)
-        if size > max_frame:
-            exit_(EXIT_BAD_FRAME)
-        chunks, got = [], 0
-        while got < size:
-            chunk = read(rfd, min(size - got, 1 << 20))
-            if not chunk:
-                exit_(0)
-            chunks.append(chunk)
-            got += len(chunk)
-        try:
-            return decode(b"".join(chunks).decode("ascii"))
-        except BaseException:
-            exit_(EXIT_BAD_FRAME)
-
-    def send(text: str) -> None:
-        body = text.encode()
-        data = memoryview(pack(len(body)) + body)
-        while data:
-            data = data[write(wfd, data) :]
+    recv, send = _lib.frame_channel(rfd, wfd, max_frame, decode)  # built before any patch code runs
 
     config = recv()
     if not isinstance(config, dict) or config.get("op") != "config":

@@ -25,7 +25,7 @@ from reharness.pool.pool import Pool, load_pool
 from reharness.pool.profile import load_profile
 from reharness.pool.router import Router
 from reharness.runtime.harness import Harness
-from reharness.training.rescue import Rescuer
+from reharness.training.rescue import Group, Rescuer
 from reharness.training.rollouts import RolloutEngine
 
 
@@ -47,7 +47,9 @@ async def main(args: argparse.Namespace) -> dict:
     common = dict(k=args.k, seed=args.seed, temperature=args.temperature, pool=pool, max_tokens=budget)
     mode = "router" if router else "none"
     base = Rescuer(engine, Harness.base(args.env), rescue=mode, router=router, **common)
-    report = await base.step(0, tasks)
+    h0 = await base.h0_groups(0, tasks)
+    failed_h0 = [g for g in h0 if g.all_failed_in_h0]
+    report = await base.rescue_groups(0, h0)
     print(f"H0 groups done in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     h0_seconds = engine.stats.seconds.get("h0", 0.0)
     failed = [g for g in report.groups if g.all_failed_in_h0]
@@ -64,23 +66,27 @@ async def main(args: argparse.Namespace) -> dict:
         "h0_episodes_per_s": round(engine.stats.episodes["h0"] / max(h0_seconds, 1e-9), 3),
     }
     print(json.dumps(out), file=sys.stderr, flush=True)  # the first figures, before the slower controls
-    # equal-compute control and the oracle over every sibling, on the same all-failed tasks
-    failed_tasks = [g.task_index for g in failed]
+    # equal-compute control and the oracle over every sibling, on the same all-failed H0 groups (reused,
+    # not re-run: each control rescues fresh copies of them)
+
+    def fresh() -> list[Group]:
+        return [Group(g.task_index, g.base, g.base) for g in failed_h0]
+
     control = Rescuer(engine, Harness.base(args.env), rescue="resample", **common)
-    resampled = await control.step(0, failed_tasks) if failed_tasks else None
-    out["resample_rescued"] = (
-        sum(g.rescue is not None and g.rescue.successes > 0 for g in resampled.groups) if resampled else 0
-    )
+    resampled = await control.rescue_groups(0, fresh())
+    out["resample_rescued"] = sum(g.rescue is not None and g.rescue.successes > 0 for g in resampled.groups)
     rescued_by_any: set[int] = set()
     per_sibling: dict[str, int] = {}
     for sibling in siblings:
         only = common | {"pool": _only(pool, sibling)}
         forced = Rescuer(engine, Harness.base(args.env), rescue="random", **only)
-        rep = await forced.step(0, failed_tasks) if failed_tasks else None
-        wins = {g.task_index for g in rep.groups if g.rescue and g.rescue.successes > 0} if rep else set()
+        rep = await forced.rescue_groups(0, fresh())
+        wins = {g.task_index for g in rep.groups if g.rescue and g.rescue.successes > 0}
         per_sibling[sibling.name] = len(wins)
         rescued_by_any |= wins
-        await engine.close(forced.harnesses())
+        for harness in forced.harnesses()[1:]:  # this sibling's sandbox workers; the engine stays open
+            for overlay in harness.overlays:
+                await overlay.close()
     out["oracle_rescued"] = len(rescued_by_any)
     out["per_sibling_rescued"] = per_sibling
     out["router_rescue_share"] = out["router_rescued"] / len(failed) if failed else None

@@ -174,12 +174,19 @@ class Rescuer:
 
     async def step(self, step: int, tasks: list[int]) -> StepReport:
         """Run one training step's rollouts for ``tasks`` (their training-split indices)."""
+        return await self.rescue_groups(step, await self.h0_groups(step, tasks))
+
+    async def h0_groups(self, step: int, tasks: list[int]) -> list[Group]:
+        """K rollouts of the policy under H0 for each of ``tasks``, one group per task."""
         jobs = [job for task in tasks for job in self._jobs(step, task, self.h0, "H0", "h0")]
         base = await self.engine.run(jobs, role="h0")
-        groups = [
+        return [
             Group(task, base[i * self.k : (i + 1) * self.k], base[i * self.k : (i + 1) * self.k])
             for i, task in enumerate(tasks)
         ]
+
+    async def rescue_groups(self, step: int, groups: list[Group]) -> StepReport:
+        """Rescue the all-failed ``groups`` (of :meth:`h0_groups`) by this rescuer's mode, in place."""
         failed = [g for g in groups if g.all_failed_in_h0]
         if self.rescue == "none" or not failed:
             return StepReport(groups)

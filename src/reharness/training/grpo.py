@@ -118,18 +118,18 @@ def train_rows(config: GRPOStageConfig, split: str = "train") -> list[dict[str, 
     return rows
 
 
-def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
-    """The ``trl.GRPOConfig`` of a stage config (CPU, on-policy, one packet group per micro-batch)."""
+def grpo_args(config: Any, **specific: Any) -> Any:
+    """A ``trl.GRPOConfig`` from the fields every reharness GRPO config shares (the surrogate — clip range,
+    KL, loss type, reward scaling —, sampling, learning rate, seed, checkpoints and logging; on-policy: one
+    iteration per generation) plus ``specific`` (batch shape, device, …). The engineer's and the policy's
+    GRPO both build their trainer arguments here."""
     from trl import GRPOConfig
 
-    return GRPOConfig(
+    common: dict[str, Any] = dict(
         output_dir=str(Path(config.out) / "checkpoints"),
         max_steps=config.steps,
-        per_device_train_batch_size=config.k,
-        gradient_accumulation_steps=config.packets_per_step,
         num_generations=config.k,
         num_iterations=1,
-        max_completion_length=max_new_tokens,
         temperature=config.temperature,
         top_p=config.top_p,
         epsilon=config.epsilon,
@@ -139,15 +139,10 @@ def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
         scale_rewards=config.scale_rewards,
         learning_rate=config.learning_rate,
         lr_scheduler_type="constant",
-        max_grad_norm=1.0,
+        max_grad_norm=getattr(config, "max_grad_norm", 1.0),
         remove_unused_columns=False,
         activation_checkpointing=False,
-        use_cpu=config.device == "cpu",
-        bf16=config.bf16,
         fp16=False,
-        use_vllm=config.use_vllm,
-        vllm_mode=config.vllm_mode,
-        vllm_server_base_url=config.vllm_server_base_url,
         seed=config.seed,
         data_seed=config.seed,
         logging_steps=1,
@@ -156,6 +151,22 @@ def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
         report_to=config.report_to,
         disable_tqdm=True,
         dataloader_num_workers=0,
+    )
+    return GRPOConfig(**(common | specific))
+
+
+def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
+    """The ``trl.GRPOConfig`` of a stage config (CPU, on-policy, one packet group per micro-batch)."""
+    return grpo_args(
+        config,
+        per_device_train_batch_size=config.k,
+        gradient_accumulation_steps=config.packets_per_step,
+        max_completion_length=max_new_tokens,
+        use_cpu=config.device == "cpu",
+        bf16=config.bf16,
+        use_vllm=config.use_vllm,
+        vllm_mode=config.vllm_mode,
+        vllm_server_base_url=config.vllm_server_base_url,
     )
 
 

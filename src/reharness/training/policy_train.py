@@ -57,41 +57,17 @@ def _write_config(out: Path, config: PolicyTrainConfig) -> None:
 def trl_args(config: PolicyTrainConfig) -> Any:
     """The ``trl.GRPOConfig`` of a policy run: CPU float32, on-policy (one pass per generation batch),
     the step's rows split into ``micro_batches`` accumulation chunks."""
-    from trl import GRPOConfig
+    from reharness.training.grpo import grpo_args
 
     rows = config.tasks_per_step * config.k
-    return GRPOConfig(
-        output_dir=str(Path(config.out) / "checkpoints"),
-        max_steps=config.steps,
+    return grpo_args(
+        config,
         per_device_train_batch_size=rows // config.micro_batches,
         gradient_accumulation_steps=config.micro_batches,
         steps_per_generation=config.micro_batches,
-        num_generations=config.k,
-        num_iterations=1,
         max_completion_length=256,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        epsilon=config.epsilon,
-        epsilon_high=config.epsilon_high,
-        beta=config.beta,
-        loss_type=config.loss_type,
-        scale_rewards=config.scale_rewards,
-        learning_rate=config.learning_rate,
-        lr_scheduler_type="constant",
-        max_grad_norm=config.max_grad_norm,
-        remove_unused_columns=False,
-        activation_checkpointing=False,
         use_cpu=True,
         bf16=False,
-        fp16=False,
-        seed=config.seed,
-        data_seed=config.seed,
-        logging_steps=1,
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        report_to=config.report_to,
-        disable_tqdm=True,
-        dataloader_num_workers=0,
     )
 
 

@@ -10,8 +10,9 @@ average: {method: success}}``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -73,7 +74,6 @@ def r1(
     """Train the engineer (packets → SFT → GRPO) and compare no patch, Self-Refine, the operators teacher,
     the SFT-only and the GRPO engineer on held-out batches of the frozen target; then transfer to an unseen
     target, held-out generalisation and hook ablation. Writes report.md and result.json."""
-    from reharness.cli.progress import progress_display, step_reporter
     from reharness.cli.train_cmd import resolve_envs
     from reharness.experiments.r1 import R1Config, run_r1
 
@@ -89,24 +89,16 @@ def r1(
         ablation=not no_ablation,
     )  # fmt: skip
 
-    with progress_display() as progress:
-
-        def notify(text: str) -> None:
-            progress.console.print(f"[dim]·[/dim] {text}", highlight=False)
-
-        result = run_r1(config, notify=notify, progress=step_reporter(progress))
+    result = _with_progress(run_r1, config)
     if as_json:
         print(json.dumps(result.contract()))
         return
-    table = Table(title="held-out success (95% CI) [broken]")
-    for col in ("method", *config.envs, "average"):
-        table.add_column(col)
-    for method, average in result.average.items():
-        cells = []
-        for name in config.envs:
-            row = next(r for r in result.rows if r.method == method and r.env == name)
-            cells.append(f"{row.success:.1%} ({row.ci_low:.1%}–{row.ci_high:.1%}) [{row.broken}]")
-        table.add_row(method, *cells, f"{average:.1%}")
+    table = _method_table(
+        "held-out success (95% CI) [broken]",
+        result,
+        config.envs,
+        lambda row: f"{row.success:.1%} ({row.ci_low:.1%}–{row.ci_high:.1%}) [{row.broken}]",
+    )
     stdout.print(table)
     stdout.print(f"report: {out / 'report.md'}", highlight=False)
 
@@ -154,7 +146,6 @@ def s(
     """Harness-S: train the policy with GRPO in H0 with sibling rescue (router) and its baselines (none,
     resample, random) from the same start, seed and task stream; evaluate every policy in H0 on held-out
     test tasks (plus start, plus the router policy with Rank-1 routing). Writes report.md and result.json."""
-    from reharness.cli.progress import progress_display, step_reporter
     from reharness.cli.train_cmd import resolve_envs
     from reharness.experiments.s import SConfig, check_inputs, parse_methods, run_s
 
@@ -167,27 +158,42 @@ def s(
         concurrency=concurrency, seed=seed, out=str(out),
     )  # fmt: skip
     check_inputs(config)  # agents and pools, before anything is written
-    with progress_display() as progress:
-
-        def notify(text: str) -> None:
-            progress.console.print(f"[dim]·[/dim] {text}", highlight=False)
-
-        result = run_s(config, notify=notify, progress=step_reporter(progress))
+    result = _with_progress(run_s, config)
     if as_json:
         print(json.dumps(result.contract()))
         return
-    table = Table(title="held-out success in H0 (95% CI) · training rollouts")
-    for col in ("method", *config.envs, "average"):
-        table.add_column(col)
-    for method, average in result.average.items():
-        cells = []
-        for name in config.envs:
-            row = next(r for r in result.rows if r.method == method and r.env == name)
-            cells.append(f"{row.success:.1%} ({row.ci_low:.1%}–{row.ci_high:.1%}) · {row.rollouts}")
-        table.add_row(method, *cells, f"{average:.1%}")
+    table = _method_table(
+        "held-out success in H0 (95% CI) · training rollouts",
+        result,
+        config.envs,
+        lambda row: f"{row.success:.1%} ({row.ci_low:.1%}–{row.ci_high:.1%}) · {row.rollouts}",
+    )
     for r in result.rank1:
         table.add_row(
             f"rank1 ({r.env})", *[f"{r.success:.1%}" if e == r.env else "" for e in config.envs], ""
         )
     stdout.print(table)
     stdout.print(f"report: {out / 'report.md'}", highlight=False)
+
+
+def _with_progress(run: Callable[..., Any], config: Any) -> Any:
+    """``run(config, notify=…, progress=…)`` with notes and training steps drawn on one rich display."""
+    from reharness.cli.progress import progress_display, step_reporter
+
+    with progress_display() as progress:
+
+        def notify(text: str) -> None:
+            progress.console.print(f"[dim]·[/dim] {text}", highlight=False)
+
+        return run(config, notify=notify, progress=step_reporter(progress))
+
+
+def _method_table(title: str, result: Any, envs: list[str], cell: Callable[[Any], str]) -> Table:
+    """One row per method (``result.average``'s order), one column per env plus the average."""
+    table = Table(title=title)
+    for col in ("method", *envs, "average"):
+        table.add_column(col)
+    for method, average in result.average.items():
+        rows = [next(r for r in result.rows if r.method == method and r.env == name) for name in envs]
+        table.add_row(method, *map(cell, rows), f"{average:.1%}")
+    return table

@@ -255,6 +255,28 @@ def test_schema_round_trip_and_real_instance_loader(tmp_path: Path) -> None:
     assert not real.step("submit")[-1]["resolved"]
     with pytest.raises(Exception, match="no checkout"):
         CodeEnv(instances_path=data, repos_dir=tmp_path / "empty")
+    # the same file through the CLI: --data, the checkouts in repos/ next to it
+    proc = subprocess.run(
+        [sys.executable, "-m", "reharness", "run", "--env", "code", "--agent", "solver", "--data", str(data)]
+        + ["--out", str(tmp_path / "runs"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["n"] == 1 and summary["success_rate"] == 1.0 and summary["env_errors"] == 0
+    moved = tmp_path / "elsewhere" / "instances.jsonl"
+    moved.parent.mkdir()
+    moved.write_text(data.read_text())
+    proc = subprocess.run(
+        [sys.executable, "-m", "reharness", "run", "--env", "code", "--agent", "solver", "--data", str(moved)]
+        + ["--out", str(tmp_path / "runs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode != 0 and "no checkout" in proc.stderr and "Traceback" not in proc.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"instance_id": "x"}) + "\n")
     with pytest.raises(Exception, match="lacks"):

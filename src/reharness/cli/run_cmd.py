@@ -95,7 +95,11 @@ def run(
     seed: Annotated[int, typer.Option(help="Run seed: chooses the tasks and seeds every episode.")] = 0,
     data: Annotated[
         Path | None,
-        typer.Option(callback=input_file, help="Real task file (db: an AgentBench DBBench .jsonl)."),
+        typer.Option(
+            callback=input_file,
+            help="Real task file (db: an AgentBench DBBench .jsonl; code: a SWE-bench/SWE-Gym .jsonl, "
+            "the checkouts in repos/ next to it).",
+        ),
     ] = None,
     harness: Annotated[
         Path | None, typer.Option(callback=input_file, help="Harness YAML (fields override the env's base).")

@@ -120,12 +120,18 @@ def env_kwargs(spec: RunSpec, harness: Harness) -> dict[str, Any]:
     kwargs: dict[str, Any] = dict(harness.config.env_options)
     env_name = resolve_env_name(spec.env).name
     if spec.data:
-        if env_name != "db":
+        if env_name == "db":
+            kwargs["data_path"] = spec.data
+        elif env_name == "code":
+            # a SWE-bench / SWE-Gym instance file; the checkouts sit in repos/ next to it unless the
+            # harness's env_options name another repos_dir
+            kwargs["instances_path"] = spec.data
+            kwargs.setdefault("repos_dir", str(Path(spec.data).parent / "repos"))
+        else:
             raise ConfigError(
-                f"--data loads real task files for db only, not {env_name!r}",
-                hint="drop --data, or use --env db",
+                f"--data loads real task files for db and code only, not {env_name!r}",
+                hint="drop --data, or use --env db (a DBBench .jsonl) or --env code (a SWE-bench .jsonl)",
             )
-        kwargs["data_path"] = spec.data
     else:
         kwargs["split"] = spec.split
     return kwargs

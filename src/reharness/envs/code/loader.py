@@ -11,7 +11,8 @@ Tests run in the same confined runner as generated instances (``python -I -S -B`
 features (fixtures, parametrised ids such as ``test_x[1]``) or installed dependencies need their own
 environment, which this offline runner does not provide.
 
-Usage (Python API; ``--data`` on the command line is db-only): ``CodeEnv(instances_path="swe-gym.jsonl",
+Usage: ``reharness run --env code --data swe-gym.jsonl`` (the checkouts in ``repos/`` next to the file, or
+the harness's ``env_options.repos_dir``), or from Python ``CodeEnv(instances_path="swe-gym.jsonl",
 repos_dir="repos/")``, whose single split is ``"data"``.
 """
 

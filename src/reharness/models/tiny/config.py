@@ -134,6 +134,11 @@ _HOUSEHOLD: dict[str, Any] = dict(
 )
 _SHOP: dict[str, Any] = dict(env="shop", max_new_tokens=48, max_length=2048, interventions=True)
 _DB: dict[str, Any] = dict(env="db", max_new_tokens=128)
+#: apps replies are whole programs (the helper block ~150 tokens, a task's code up to ~350); episodes are
+#: short (two to four turns), so 2,048 tokens hold a whole demo
+_APPS: dict[str, Any] = dict(env="apps", max_new_tokens=400, max_length=2048)
+#: code replies are one tool command; an edit copies the buggy line and writes the fixed one
+_CODE: dict[str, Any] = dict(env="code", max_new_tokens=160, max_length=3072)
 
 RECIPES: dict[tuple[str, str], Recipe] = {
     ("household", "S"): Recipe(**_S_BASE, **_HOUSEHOLD, steps=800),
@@ -142,6 +147,8 @@ RECIPES: dict[tuple[str, str], Recipe] = {
     ("shop", "M"): Recipe(**_M_BASE, **_SHOP, steps=700),
     ("db", "S"): Recipe(**_S_BASE, **_DB, steps=600),
     ("db", "M"): Recipe(**_M_BASE, **_DB, steps=800),
+    ("apps", "S"): Recipe(**_S_BASE, **_APPS, steps=400),
+    ("code", "S"): Recipe(**_S_BASE, **_CODE, steps=500),
 }
 
 
@@ -150,7 +157,7 @@ def recipe_for(env: str, size: str) -> Recipe:
     if size == "micro":
         base = RECIPES.get((env, "S"))
         if base is None:
-            raise ConfigError(f"no tiny-agent recipe for env {env!r}", hint="use --env household, shop or db")
+            raise ConfigError(f"no tiny-agent recipe for env {env!r}", hint="use --env household, shop, db, apps or code")
         # seconds, whatever the S recipe: no copy warm-up (it runs up to thousands of steps)
         micro = {"size": "micro", "model": MICRO, "steps": 4, "batch_size": 2, "copy_warmup_steps": 0}
         return base.model_copy(update=micro)

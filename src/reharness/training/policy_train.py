@@ -54,13 +54,13 @@ def _write_config(out: Path, config: PolicyTrainConfig) -> None:
     file.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def trl_args(config: PolicyTrainConfig) -> Any:
-    """The ``trl.GRPOConfig`` of a policy run: CPU float32, on-policy (one pass per generation batch),
-    the step's rows split into ``micro_batches`` accumulation chunks."""
-    from reharness.training.grpo import grpo_args
+def trl_kwargs(config: PolicyTrainConfig) -> dict[str, Any]:
+    """The ``trl.GRPOConfig`` arguments of a policy run: CPU float32, on-policy (one pass per generation
+    batch), the step's rows split into ``micro_batches`` accumulation chunks."""
+    from reharness.training.grpo import grpo_kwargs
 
     rows = config.tasks_per_step * config.k
-    return grpo_args(
+    return grpo_kwargs(
         config,
         per_device_train_batch_size=rows // config.micro_batches,
         gradient_accumulation_steps=config.micro_batches,
@@ -69,6 +69,13 @@ def trl_args(config: PolicyTrainConfig) -> Any:
         use_cpu=True,
         bf16=False,
     )
+
+
+def trl_args(config: PolicyTrainConfig) -> Any:
+    """The ``trl.GRPOConfig`` of a policy run (:func:`trl_kwargs`)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(**trl_kwargs(config))
 
 
 def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def exec_launch(command: list[str]) -> None:
     program = shutil.which(command[0])
     if program is None:
         raise ConfigError(
-            f"{command[0]!r} is not on the PATH", hint="pip install 'reharness[train]', or run the command "
-            "printed by --dry-run yourself"
+            f"{command[0]!r} is not on the PATH",
+            hint="pip install 'reharness[train]', or run the command printed by --dry-run yourself",
         )
     os.execv(program, command)

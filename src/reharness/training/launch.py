@@ -67,9 +67,7 @@ def _zero_stage(file: Path) -> int | None:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"the DeepSpeed file {str(file)!r} is not JSON: {exc}", hint="fix it"
-        ) from None
+        raise ConfigError(f"the DeepSpeed file {str(file)!r} is not JSON: {exc}", hint="fix it") from None
     stage = (data.get("zero_optimization") or {}).get("stage")
     return int(stage) if stage is not None else None
 
@@ -83,6 +81,7 @@ def check_launch(accelerate: dict[str, Any], trl_args: dict[str, Any]) -> None:
     """Refuse a launch whose processes cannot run the trainer's arguments (a GPU launch of a CPU run)."""
     if not accelerate["use_cpu"] and trl_args.get("use_cpu"):
         raise ConfigError(
-            f"--accelerate-config {accelerate['config_file']!r} launches on GPUs, but the run trains on the CPU",
+            f"--accelerate-config {accelerate['config_file']!r} launches on GPUs, "
+            "but the run trains on the CPU",
             hint="add --device cuda (and --bf16), or drop --accelerate-config",
         )

@@ -78,9 +78,13 @@ def trl_args(config: PolicyTrainConfig) -> Any:
     return GRPOConfig(**trl_kwargs(config))
 
 
-def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, Any]:
+def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any = None) -> dict[str, Any]:
     """Train ``config.agent`` with GRPO and rescue; returns ``{path, steps, rollouts, rescues: {tried,
-    succeeded}, train_seconds}`` plus details (also written to ``OUT/summary.json``)."""
+    succeeded}, train_seconds}`` plus details (also written to ``OUT/summary.json``).
+
+    ``executor``: where the rollouts run (default: the one set by ``use_executor``, else this process); a
+    Ray executor puts them on policy actors whose weights are synced every step
+    (:mod:`reharness.training.ray_rollouts`). Not part of the run's options: either resumes the other."""
     import datasets
     from transformers import TrainerCallback
     from transformers.trainer_utils import get_last_checkpoint
@@ -101,7 +105,9 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, A
     dataset = datasets.Dataset.from_list(
         [{"prompt": [{"role": "user", "content": f"task {i}"}], "task_index": i} for i in range(total)]
     )
-    session = TrainingSession(config, tokenizer, model, out)
+    from reharness.runtime.dispatch import current_executor
+
+    session = TrainingSession(config, tokenizer, model, out, executor or current_executor(), start_dir)
 
     class _SaveState(TrainerCallback):  # type: ignore[misc]
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -145,6 +151,8 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, A
         "start": str(start_dir),
         "config": config.model_dump(mode="json"),
         "rows": vars(session.row_stats),
+        "rollouts_on": "ray" if session.remote else "local",
+        "weight_syncs": getattr(session.engine, "syncs", 0),
     }
     (model_dir / "provenance.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")

@@ -138,8 +138,8 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
      ("--ray-actors only applies to --executor ray", "add --executor")),
     (("run", "--env", "db", "--ray-address", "auto", "--ray-actors", "3"),
      ("--ray-address and --ray-actors only",)),
-    (("pool", "eval", "{adir}", "--agent", "solver", "--ray-actors", "2"),
-     ("--ray-actors only applies to --executor ray",)),
+    (("train", "policy", "--env", "household", "--rescue", "none", "--out", "{out}", "--ray-actors", "2"),
+     ("--ray-actors only applies to --executor ray", "add --executor ray")),
     # train: dry run and launch
     (("train", "engineer", "--env", "household", "--stage", "data", "--dry-run", "--out", "{out}"),
      ("--stage data trains nothing", "use --stage sft or --stage grpo")),

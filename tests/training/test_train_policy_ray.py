@@ -101,10 +101,9 @@ def test_weight_sync_gives_the_local_rollouts_and_stale_actors_refuse(cluster: N
     from reharness.models.hf_backend import HFBackend, load_model_dir
     from reharness.models.registry import resolve_tiny
     from reharness.runtime import Harness, base_harness_config
-    from reharness.training.policy_grpo import params_hash
     from reharness.training.ray_rollouts import RayRolloutEngine, StaleWeightsError
     from reharness.training.rescue import with_sampling
-    from reharness.training.rollouts import Job, RolloutEngine
+    from reharness.training.rollouts import Job, RolloutEngine, params_hash
 
     model_dir = resolve_tiny("household-S")
     tokenizer, model = load_model_dir(model_dir)

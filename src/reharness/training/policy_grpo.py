@@ -21,7 +21,6 @@ exactly (rollout seeds depend only on (seed, step, task, rollout)).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -30,18 +29,10 @@ from typing import Any
 from reharness.training.episode_rows import Row, RowStats, episode_rows, group_advantages, pad_rows
 from reharness.training.policy_config import PolicyTrainConfig
 from reharness.training.rescue import Rescuer, StepReport
+from reharness.training.rollouts import params_hash
 
 METRICS_FILE = "metrics.jsonl"
 STATE_FILE = "rescue_state.json"
-
-
-def params_hash(model: Any) -> str:
-    """A content hash of a model's current weights (names the policy a re-anchored profile measured)."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().float().numpy().tobytes())
-    return digest.hexdigest()[:16]
 
 
 def reply_budget(model: Any) -> int | None:

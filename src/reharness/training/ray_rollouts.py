@@ -48,8 +48,7 @@ class PolicyActor:
     def __init__(self, model_dir: str, env_name: str, split: str, policy_id: str, concurrency: int) -> None:
         from reharness.failures import failure_codes
         from reharness.models.hf_backend import HFBackend, load_model_dir
-        from reharness.training.policy_grpo import params_hash
-        from reharness.training.rollouts import RolloutEngine
+        from reharness.training.rollouts import RolloutEngine, params_hash
 
         self.tokenizer, self.model = load_model_dir(model_dir)
         self.model.eval()
@@ -69,7 +68,7 @@ class PolicyActor:
         """Load the ``state_dict`` in ``refs[0]`` (fetched from the object store) and check its hash."""
         import ray
 
-        from reharness.training.policy_grpo import params_hash
+        from reharness.training.rollouts import params_hash
 
         def load() -> str:
             state = ray.get(refs[0])
@@ -154,7 +153,7 @@ class RayRolloutEngine:
 
     async def sync(self, model: Any) -> str:
         """Make every actor hold ``model``'s current weights (one ``ray.put`` when they changed)."""
-        from reharness.training.policy_grpo import params_hash
+        from reharness.training.rollouts import params_hash
 
         if not self.actors:
             await self.start()

@@ -15,6 +15,7 @@ makes a resumed training step recompute exactly the rollouts it lost.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -206,6 +207,15 @@ class RolloutEngine:
         for harness in harnesses:
             for overlay in harness.overlays:
                 await overlay.close()
+
+
+def params_hash(model: Any) -> str:
+    """A content hash of a model's current weights (names the policy a re-anchored profile measured)."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().float().numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def replay_in_h0(env_name: str, split: str, h0: Harness, rollout: Rollout) -> bool:

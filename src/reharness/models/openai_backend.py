@@ -297,8 +297,8 @@ def parse_completion(data: Any) -> ChatResponse:
     logprobs, token_ids = _logprobs(choice.get("logprobs"))
     ids = choice.get("token_ids")
     prompt_ids = data.get("prompt_token_ids") or choice.get("prompt_token_ids")
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    reported = usage.get("prompt_tokens")
+    usage = data.get("usage")
+    reported = usage.get("prompt_tokens") if isinstance(usage, dict) else None
     content = message.get("content")
     if isinstance(content, list):  # content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))

@@ -151,6 +151,17 @@ def test_a_routed_run_on_ray_equals_the_local_one(cluster: str, tmp_path: Path) 
     assert remote["success_rate"] == local["success_rate"] > 0
 
 
+def test_pool_eval_on_ray_equals_the_local_table(cluster: str, tmp_path: Path) -> None:
+    pool = routed_pool(tmp_path / "pool")
+    tables = []
+    for extra in ([], ["--executor", "ray", "--ray-actors", "2"]):
+        args = ["pool", "eval", str(pool), "--agent", "solver", "--n", "4", "--json", *extra]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        tables.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert tables[0] == tables[1] and tables[0]["n"] == 4
+
+
 def test_train_engineer_collects_on_ray_as_locally(cluster: str, tmp_path: Path) -> None:
     """``train engineer --stage data --executor ray``: the baselines and the teacher's paired reruns run on
     the actors; the packets and every run directory equal the local collection's."""

@@ -80,6 +80,23 @@ def test_ray_rollouts_train_the_same_policy_as_local(cluster: None, tmp_path: Pa
     _same_weights(tmp_path / "local" / "model", tmp_path / "ray" / "model")
 
 
+def test_the_cli_trains_on_ray(cluster: None, tmp_path: Path) -> None:
+    """``reharness train policy --executor ray``: the command's executor reaches the trainer's rollouts."""
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    pool = tight_pool(tmp_path / "pool")
+    args = ["train", "policy", "--env", "household", "--agent", "tiny:household-S", "--pool", str(pool)]
+    args += ["--rescue", "none", "--k", "2", "--tasks-per-step", "2", "--micro-batches", "2", "--steps", "1"]
+    args += ["--concurrency", "8", "--out", str(tmp_path / "run"), "--executor", "ray", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.strip().splitlines()[-1])["rollouts"] == 4
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["rollouts_on"] == "ray" and summary["weight_syncs"] == 1
+
+
 def _same_weights(a: Path, b: Path) -> None:
     import torch
 

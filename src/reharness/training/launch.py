@@ -42,7 +42,7 @@ def accelerate_summary(path: Path) -> dict[str, Any]:
         "num_processes": int(config.num_processes),
         "num_machines": int(config.num_machines),
         "distributed_type": str(config.distributed_type).rsplit(".", 1)[-1],
-        "mixed_precision": str(config.mixed_precision).rsplit(".", 1)[-1],
+        "mixed_precision": None if config.mixed_precision is None else str(config.mixed_precision),
         "use_cpu": bool(config.use_cpu),
     }
     deepspeed = dict(getattr(config, "deepspeed_config", None) or {})

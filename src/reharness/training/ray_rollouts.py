@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from reharness.runtime.harness import Harness
@@ -59,6 +60,9 @@ class PolicyActor:
             env_name, split, self.backend, concurrency=concurrency, annotate=failure_codes
         )
         self.hash = params_hash(self.model)
+        #: one copy per harness (by identity): every step ships the jobs' harnesses again, and a patched
+        #: sibling's sandbox workers belong to the copy that first ran its hooks
+        self.harnesses: dict[str, Harness] = {}
 
     async def weights(self) -> str:
         """The content hash of the weights this actor decodes with."""
@@ -87,10 +91,13 @@ class PolicyActor:
         """Play ``jobs`` (episodes ``indices``) with the weights tagged ``tag``."""
         if tag != self.hash:
             raise StaleWeightsError(f"this actor holds weights {self.hash}, the jobs are for {tag}")
-        return await self.engine.run(jobs, indices=indices)
+        kept = [
+            replace(job, harness=self.harnesses.setdefault(job.harness.identity, job.harness)) for job in jobs
+        ]
+        return await self.engine.run(kept, indices=indices)
 
-    async def close(self, harnesses: list[Harness]) -> None:
-        await self.engine.close(harnesses)
+    async def close(self) -> None:
+        await self.engine.close(list(self.harnesses.values()))
         await self.backend.close()
 
 
@@ -210,11 +217,11 @@ class RayRolloutEngine:
         return done
 
     async def close(self, harnesses: Sequence[Harness] = ()) -> None:
-        """Close the actors' envs and sandbox workers, then end the actors (the Ray connection stays: the
-        command's executor owns it)."""
+        """Close the actors' envs and sandbox workers (of their own harness copies: ``harnesses``, the
+        driver's, have none), then end the actors (the Ray connection stays: the executor owns it)."""
         if not self.actors:
             return
-        closing = [asyncio.ensure_future(_quiet(a.close.remote(list(harnesses)))) for a in self.actors]
+        closing = [asyncio.ensure_future(_quiet(a.close.remote())) for a in self.actors]
         await asyncio.wait(closing, timeout=30)
         for actor in self.actors:
             self.ray.kill(actor)

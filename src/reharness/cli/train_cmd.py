@@ -5,6 +5,9 @@ Layout of ``--out DIR``: ``DIR/data`` (batch records, ``packets.parquet``, ``sft
 ``reharness improve``). Every stage first completes the data collection (resumable: batches already recorded
 are skipped), then trains; the resolved options of each stage are written to ``train_config.json`` in its
 directory before anything runs. Progress goes to stderr; with ``--json`` stdout holds one JSON summary.
+``--executor ray`` plays the collection's batches and the GRPO reward's paired reruns on Ray actors;
+``--dry-run`` prints the stage's TRL arguments (and, with ``--accelerate-config``, the ``accelerate launch``
+line) without collecting or training (:mod:`reharness.cli.train_launch`).
 """
 
 from __future__ import annotations

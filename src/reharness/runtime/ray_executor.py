@@ -8,6 +8,10 @@ patches are the actor's own, spawned lazily by the existing overlay code) and it
 in-process model (``tiny:``/``hf:``) is shipped as its recipe and loaded once per actor, then micro-batches
 the requests of the actor's concurrent episodes; an ``openai:`` agent calls its server from the actor.
 
+A routed run (``run --pool``) is routed on the driver, which holds the pool state and the router: it picks
+each task's harness and sends its position among the route's harnesses (shipped once per batch) with the
+episode.
+
 The driver keeps everything that names and stores the run (:func:`~reharness.runtime.executor.run_batch`):
 it sends each missing episode (task index, episode index, seed) to an actor with a free slot and appends
 every record that comes back through the same group-commit writer as the local executor, so the run

@@ -30,6 +30,8 @@ from reharness.training.policy_config import PolicyTrainConfig  # noqa: E402
 from reharness.training.policy_train import train_policy  # noqa: E402
 
 SRC = Path(reharness.__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+TEST_AGENTS = [HERE, HERE.parent / "engineer"]  # the clumsy target (targets.py -> test_paired.py) for actors
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,7 @@ def cluster() -> Iterator[None]:
         include_dashboard=False,
         log_to_driver=False,
         logging_level="WARNING",
-        runtime_env={"env_vars": {"PYTHONPATH": str(SRC)}},
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(map(str, [SRC, *TEST_AGENTS]))}},
     )
     try:
         yield
@@ -173,3 +175,43 @@ def test_weight_sync_gives_the_local_rollouts_and_stale_actors_refuse(cluster: N
         asyncio.run(go())
     finally:
         asyncio.run(executor.close())
+
+
+def test_the_grpo_reward_reruns_on_ray(cluster: None, micro_data: Path, tmp_path: Path) -> None:
+    """``train engineer --stage grpo --executor ray``: the reward's paired reruns run on its own event-loop
+    thread; the executor set around the trainer reaches them, and the rewards and reruns equal local ones."""
+    import shutil
+
+    from targets import SNAP, ClumsySolver
+    from test_grpo import HARMFUL, _reply
+
+    from reharness.runtime.dispatch import use_executor
+    from reharness.store import open_run_dir
+    from reharness.store.records import trajectory_digest
+    from reharness.training.data import packet_rows, read_records
+    from reharness.training.rerun import PairedRerunReward
+
+    rows = packet_rows(read_records(micro_data), "train")[:1]
+    completions, ids = [_reply(SNAP), _reply(HARMFUL)], [rows[0]["packet_id"]] * 2
+    rewards, digests = {}, {}
+    for name in ("local", "ray"):
+        runs = tmp_path / name
+        shutil.copytree(micro_data / "runs", runs)  # the collection's baselines: cached for both
+        before = {p.parent for p in runs.rglob("run.json")}
+        reward = PairedRerunReward(rows, runs, agents={"household": ClumsySolver()})
+        executor = RayExecutor(RayOptions(actors=2, actor_cpus=0)) if name == "ray" else None
+        try:
+            if executor is None:
+                rewards[name] = reward(prompts=[None] * 2, completions=completions, packet_id=ids)
+            else:
+                with use_executor(executor):
+                    rewards[name] = reward(prompts=[None] * 2, completions=completions, packet_id=ids)
+                assert len(executor.actors) == 2  # the reruns started the actors: they ran there
+        finally:
+            reward.close()
+            if executor is not None:
+                asyncio.run(executor.close())
+        reruns = sorted({p.parent for p in runs.rglob("run.json")} - before)
+        digests[name] = {p.name: trajectory_digest(open_run_dir(p).episodes()) for p in reruns}
+    assert rewards["ray"] == rewards["local"] and rewards["local"][0] > 0 > rewards["local"][1]
+    assert len(digests["local"]) == 2 and digests["ray"] == digests["local"]

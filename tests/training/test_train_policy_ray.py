@@ -7,6 +7,9 @@ actors get the very weights the trainer holds (the hash check proves it), so the
 trained tokens are identical. The log-probabilities come from the actors' decoding, whose micro-batches hold
 only the groups sent to that actor; another batch composition can change a float's last bits (see
 ``reharness.models.hf_backend``), so the log-probs, the loss and the updated weights agree to a tolerance.
+
+Also here (it needs the same training fixtures): the engineer's GRPO reward, whose paired reruns run on the
+reward's own event-loop thread, reaches the Ray executor set around the trainer.
 """
 
 from __future__ import annotations

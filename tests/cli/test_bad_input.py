@@ -138,8 +138,13 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
      ("--ray-actors only applies to --executor ray", "add --executor")),
     (("run", "--env", "db", "--ray-address", "auto", "--ray-actors", "3"),
      ("--ray-address and --ray-actors only",)),
-    (("run", "--env", "household", "--pool", "{adir}", "--executor", "ray"),
-     ("routed run (--pool) runs on the local executor only", "drop --executor ray")),
+    (("train", "policy", "--env", "household", "--rescue", "none", "--out", "{out}", "--ray-actors", "2"),
+     ("--ray-actors only applies to --executor ray", "add --executor ray")),
+    # train: dry run and launch
+    (("train", "engineer", "--env", "household", "--stage", "data", "--dry-run", "--out", "{out}"),
+     ("--stage data trains nothing", "use --stage sft or --stage grpo")),
+    (("train", "engineer", "--env", "household", "--stage", "sft", "--dry-run", "--out", "{out}",
+      "--accelerate-config", "{afile}"), ("--accelerate-config", "is not a valid accelerate config")),
     # show / export / packet: run directories and counts
     (("show", "{afile}"), ("'RUN_DIR'", "not a run directory: it is a file", "Pass OUT/RUN_ID")),
     (("show", "/dev/null"), ("'RUN_DIR'", "not a run directory", "Pass OUT/RUN_ID")),

@@ -73,6 +73,42 @@ async def test_real_generation_matches_the_in_process_model(server: ChatServer) 
     assert reply.logprobs is not None and len(reply.logprobs) == 8
     assert reply.logprobs == pytest.approx(direct.logprobs, abs=1e-5)
     assert reply.text == direct.text
+    assert reply.prompt_tokens == len(direct.prompt_token_ids or ())  # the server's usage block
+
+
+def test_a_vllm_reply_is_read_whole() -> None:
+    """A chat completion exactly as vLLM sends it (``--enable-auto-tool-choice``, ``logprobs: true``, no
+    token ids asked for): tool calls with JSON-string arguments, per-token log-probs, and ``usage``."""
+    from reharness.models.openai_backend import parse_completion
+
+    reply = parse_completion(
+        {
+            "id": "chatcmpl-9d1", "object": "chat.completion", "created": 1733300000, "model": "Qwen3-8B",
+            "choices": [{
+                "index": 0,
+                "message": {
+                    "role": "assistant", "content": None, "reasoning_content": None,
+                    "tool_calls": [{
+                        "id": "chatcmpl-tool-4f1", "type": "function",
+                        "function": {"name": "act", "arguments": "{\"action\": \"open cabinet 1\"}"},
+                    }],
+                },
+                "logprobs": {"content": [
+                    {"token": "<tool_call>", "logprob": -0.01, "bytes": [60], "top_logprobs": []},
+                    {"token": "{\"", "logprob": -0.25, "bytes": [123, 34], "top_logprobs": []},
+                ]},
+                "finish_reason": "tool_calls", "stop_reason": None,
+            }],
+            "usage": {"prompt_tokens": 412, "total_tokens": 431, "completion_tokens": 19},
+            "prompt_logprobs": None,
+        }
+    )  # fmt: skip
+    assert reply.error is None and reply.text == ""
+    assert [(c.name, c.arguments, c.id) for c in reply.tool_calls] == [
+        ("act", {"action": "open cabinet 1"}, "chatcmpl-tool-4f1")
+    ]
+    assert reply.logprobs == (-0.01, -0.25) and reply.completion_token_ids is None
+    assert reply.prompt_tokens == 412 and reply.prompt_token_ids is None
 
 
 async def test_seed_reproduces_and_api_key_is_sent(

@@ -107,6 +107,77 @@ def test_improve_on_ray_plays_the_same_batches(cluster: str, tmp_path: Path) -> 
     assert len(local) >= 2 and local == remote  # baseline + candidate rerun(s): same ids, same digests
 
 
+def routed_pool(root: Path) -> Path:
+    """A saved pool whose H0 has a 3-step budget (no household task fits) and one sibling with 30 steps,
+    profiled on the solver's valid episodes: Rank-1 routing sends tasks to the sibling."""
+    from reharness.envs.registry import make_env
+    from reharness.failures import failure_codes
+    from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
+    from reharness.pool.pool import load_pool
+    from reharness.pool.profile import measure_profile
+    from reharness.runtime import EpisodeRunner, base_harness_config
+
+    h0 = base_harness_config("household").model_copy(update={"step_limit": 3})
+    sibling = Sibling(
+        name="long", direction="loop_recovery", base=h0, delta={"step_limit": 30}, description=""
+    )
+    pool = Pool("household", h0, [sibling], PolicyRef(spec="solver"), builtin_directions())
+    pool.save(root)
+
+    async def episodes(harness: Harness) -> list:  # type: ignore[type-arg]
+        env, out = make_env("household", split="valid"), []
+        for i in range(4):
+            record = await EpisodeRunner(env, SolverAgent(), harness).run(env.get_task(i), seed=0)
+            record.failure_codes = failure_codes(record)
+            out.append(record)
+        return out
+
+    base, other = asyncio.run(episodes(Harness(h0))), asyncio.run(episodes(sibling.harness()))
+    profile = measure_profile(pool, base, {sibling.id: other}, policy=PolicyRef(spec="solver"), split="valid")
+    profile.save(load_pool(root))
+    return root
+
+
+def test_a_routed_run_on_ray_equals_the_local_one(cluster: str, tmp_path: Path) -> None:
+    """``run --pool POOL --route rank1 --executor ray``: the driver routes each task, the actors play it
+    under the chosen harness; same run id, digest and routing as the local executor."""
+    pool = routed_pool(tmp_path / "pool")
+    args = ["--env", "household", "--n", "6", "--pool", str(pool), "--route", "rank1"]
+    local = cli_run(*args, "--out", str(tmp_path / "local"))
+    remote = cli_run(*args, "--out", str(tmp_path / "ray"), "--executor", "ray", "--ray-actors", "2")
+    assert remote["trajectory_digest"] == local["trajectory_digest"] and remote["run_id"] == local["run_id"]
+    assert remote["routing"] == local["routing"] and sum(remote["routing"].values()) == 6  # type: ignore[union-attr]
+    assert len(remote["routing"]) == 2  # type: ignore[arg-type]  # both harnesses were played on the actors
+    assert remote["success_rate"] == local["success_rate"] > 0
+
+
+def test_pool_eval_on_ray_equals_the_local_table(cluster: str, tmp_path: Path) -> None:
+    pool = routed_pool(tmp_path / "pool")
+    tables = []
+    for extra in ([], ["--executor", "ray", "--ray-actors", "2"]):
+        args = ["pool", "eval", str(pool), "--agent", "solver", "--n", "4", "--json", *extra]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        tables.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert tables[0] == tables[1] and tables[0]["n"] == 4
+
+
+def test_train_engineer_collects_on_ray_as_locally(cluster: str, tmp_path: Path) -> None:
+    """``train engineer --stage data --executor ray``: the baselines and the teacher's paired reruns run on
+    the actors; the packets and every run directory equal the local collection's."""
+    args = ["train", "engineer", "--env", "household", "--stage", "data", "--agent", "random"]
+    args += ["--batches", "1", "--valid-batches", "0", "--batch-size", "3", "--teacher-k", "1"]
+    args += ["--max-steps", "8", "--json"]
+    summaries = []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-actors", "2"])):
+        result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / name), *extra])
+        assert result.exit_code == 0, result.output
+        summaries.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert summaries[0]["data"] == summaries[1]["data"] and summaries[0]["data"]["batches"] == 1
+    local, remote = run_digests(tmp_path / "local"), run_digests(tmp_path / "ray")
+    assert len(local) >= 2 and local == remote  # the baseline and the teacher's rerun(s)
+
+
 def test_a_served_model_is_called_from_the_actors(cluster: str, tmp_path: Path) -> None:
     """``--agent openai:…`` with the Ray executor: the actors call the server (a local OpenAI-compatible
     server answering like vLLM: choices, usage, logprobs); the trajectories match the local executor's."""

@@ -53,3 +53,115 @@ def test_grpo_vllm_configs_build_trl_configs(mode: str) -> None:
     assert trl.learning_rate == 1e-6 and (trl.epsilon, trl.epsilon_high, trl.beta) == (0.2, 0.28, 0.0)
     if mode == "server":
         assert trl.vllm_server_base_url == "http://vllm-host:8000"
+
+
+def dry_run(*args: str) -> dict:  # type: ignore[type-arg]
+    """``reharness train … --dry-run --json``: the plan it prints (nothing is collected or trained)."""
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    result = CliRunner().invoke(app, ["train", *args, "--dry-run", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+GRPO_FLAGS = ("--env", "household", "--stage", "grpo", "--device", "cuda", "--bf16", "--use-vllm")
+GRPO_FLAGS += ("--k", "8", "--packets-per-step", "4", "--steps", "375", "--learning-rate", "1e-6")
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "processes", "deepspeed", "stage"),
+    [
+        ("accelerate-1gpu", "colocate", 1, None, None),
+        ("accelerate-8gpu-zero3", "server", 8, None, 3),
+        ("accelerate-8gpu-zero2", "server", 8, "examples/scale/deepspeed-zero2.json", 2),
+    ],
+)
+def test_engineer_dry_run_prints_the_grpo_config_and_the_launch_line(
+    name: str, mode: str, processes: int, deepspeed: str | None, stage: int | None, tmp_path: Path
+) -> None:
+    """docs/scale-out.md §3's command lines: the GRPOConfig arguments they resolve to and the `accelerate
+    launch` line, with each examples/scale config (run from the repository root, as the docs do)."""
+    import os
+
+    server = ("--vllm-server-url", "http://vllm-host:8000") if mode == "server" else ()
+    out = tmp_path / "r1-9b"
+    config = SCALE / f"{name}.yaml"
+    cwd = Path.cwd()
+    os.chdir(SCALE.parents[1])  # the DeepSpeed file path in the accelerate config is relative to the root
+    try:
+        plan = dry_run(
+            "engineer", *GRPO_FLAGS, "--vllm-mode", mode, *server, "--out", str(out),
+            "--accelerate-config", str(config),
+        )  # fmt: skip
+    finally:
+        os.chdir(cwd)
+    args = plan["args"]
+    assert plan["trainer"] == "trl.GRPOConfig" and plan["stage"] == "grpo"
+    assert args["use_vllm"] is True and args["vllm_mode"] == mode and args["bf16"] is True
+    assert (
+        args["use_cpu"] is False and args["num_generations"] == 8 and args["gradient_accumulation_steps"] == 4
+    )
+    assert args["learning_rate"] == 1e-6 and (args["epsilon"], args["epsilon_high"], args["beta"]) == (
+        0.2,
+        0.28,
+        0,
+    )
+    assert args["vllm_server_base_url"] == ("http://vllm-host:8000" if mode == "server" else None)
+    assert args["output_dir"] == str(out / "grpo" / "checkpoints") and args["max_steps"] == 375
+    accelerate = plan["accelerate"]
+    assert accelerate["num_processes"] == processes and accelerate.get("deepspeed_config_file") == deepspeed
+    assert accelerate.get("zero_stage") == stage
+    command = plan["command"]
+    assert command[:6] == ["accelerate", "launch", "--config_file", str(config), "-m", "reharness"]
+    assert command[6:8] == ["train", "engineer"] and "--dry-run" not in command
+    assert "--accelerate-config" not in command
+    for flag in ("--use-vllm", "--bf16", "--device", "--packets-per-step"):
+        assert flag in command
+    if mode == "server":  # colocate is the default: options at their default are left out of the line
+        assert command[command.index("--vllm-mode") + 1] == mode
+    else:
+        assert "--vllm-mode" not in command
+    assert not out.exists()  # a dry run writes nothing
+    if not __import__("torch").cuda.is_available():  # transformers refuses bf16 without a GPU
+        args = args | {"bf16": False}
+    from trl import GRPOConfig
+
+    built = GRPOConfig(**args)  # the printed arguments are a valid GRPOConfig
+    assert built.use_vllm and built.vllm_mode == mode
+
+
+def test_sft_and_policy_dry_runs(tmp_path: Path) -> None:
+    sft = dry_run(
+        "engineer", "--env", "household", "--stage", "sft", "--steps", "40", "--out", str(tmp_path / "e")
+    )
+    assert sft["trainer"] == "trl.SFTConfig" and sft["args"]["max_steps"] == 40
+    assert sft["args"]["use_cpu"] is True and sft["command"][:3] == ["reharness", "train", "engineer"]
+    from trl import SFTConfig
+
+    SFTConfig(**sft["args"])
+    policy = dry_run(
+        "policy", "--env", "household", "--rescue", "none", "--k", "4", "--tasks-per-step", "2",
+        "--micro-batches", "2", "--out", str(tmp_path / "p"), "--executor", "ray",
+    )  # fmt: skip
+    args = policy["args"]
+    assert policy["trainer"] == "trl.GRPOConfig" and args["num_generations"] == 4
+    assert args["per_device_train_batch_size"] == 4 and args["gradient_accumulation_steps"] == 2
+    assert policy["command"][-2:] == ["--executor", "ray"]
+    assert not (tmp_path / "e").exists() and not (tmp_path / "p").exists()
+
+
+def test_a_gpu_launch_of_a_cpu_run_is_refused(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    args = ["train", "engineer", "--env", "household", "--stage", "grpo", "--out", str(tmp_path / "x")]
+    args += ["--accelerate-config", str(SCALE / "accelerate-1gpu.yaml"), "--dry-run"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    assert (
+        "launches on GPUs, but the run trains on the CPU" in result.output
+        and "--device cuda" in result.output
+    )

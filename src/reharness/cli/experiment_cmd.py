@@ -18,6 +18,7 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
+from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
 
@@ -70,6 +71,9 @@ def r1(
     no_ablation: Annotated[bool, typer.Option("--no-ablation", help="Skip the hook ablation.")] = False,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Train the engineer (packets → SFT → GRPO) and compare no patch, Self-Refine, the operators teacher,
     the SFT-only and the GRPO engineer on held-out batches of the frozen target; then transfer to an unseen
@@ -89,7 +93,8 @@ def r1(
         ablation=not no_ablation,
     )  # fmt: skip
 
-    result = _with_progress(run_r1, config)
+    with executor_scope(executor, ray_address, ray_actors):  # every stage's episodes
+        result = _with_progress(run_r1, config)
     if as_json:
         print(json.dumps(result.contract()))
         return
@@ -142,6 +147,9 @@ def s(
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes decoded together.")] = 32,
     seed: Annotated[int, typer.Option(help="Seed (task stream, rollouts, test tasks).")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Harness-S: train the policy with GRPO in H0 with sibling rescue (router) and its baselines (none,
     resample, random) from the same start, seed and task stream; evaluate every policy in H0 on held-out
@@ -158,7 +166,8 @@ def s(
         concurrency=concurrency, seed=seed, out=str(out),
     )  # fmt: skip
     check_inputs(config)  # agents and pools, before anything is written
-    result = _with_progress(run_s, config)
+    with executor_scope(executor, ray_address, ray_actors):  # pool, training rollouts, evaluations
+        result = _with_progress(run_s, config)
     if as_json:
         print(json.dumps(result.contract()))
         return

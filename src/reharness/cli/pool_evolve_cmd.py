@@ -151,6 +151,9 @@ def reanchor_command(
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Re-measure a pool's behaviour profile with another (e.g. a further-trained) policy on `valid`
     tasks and write it as POOL/profile.json (the pool itself stays frozen)."""
@@ -164,6 +167,7 @@ def reanchor_command(
     old = load_profile(pool) if (pool_dir / PROFILE_FILE).is_file() else None
     spec = _pool_spec(pool, agent, "valid", n, seed, concurrency)
     policy = make_agent(agent, notify=stderr.print)
+    episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet
     progress = batch_progress(transient=as_json)
 
     async def go() -> Any:
@@ -175,7 +179,7 @@ def reanchor_command(
             await policy.close()
 
     with progress:
-        profile = asyncio.run(go())
+        profile = asyncio.run(on_executor(episodes_on, go()))
     path = profile.save(pool)
     summary = {
         "profile": str(path),
@@ -206,6 +210,9 @@ def eval_command(
     ] = "validation",
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """H0, every sibling, Rank-1 routing and the oracle on the same held-out tasks and seeds."""
     from reharness.models.registry import make_agent
@@ -224,6 +231,7 @@ def eval_command(
     profile = load_profile(pool) if pool.siblings else None  # an empty pool: H0 is the whole table
     spec = _pool_spec(pool, agent, split, n, seed, concurrency)
     policy = make_agent(agent, notify=stderr.print)
+    episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet
     progress = batch_progress(transient=as_json)
 
     async def go() -> Any:
@@ -241,7 +249,7 @@ def eval_command(
             await policy.close()
 
     with progress:
-        result = asyncio.run(go())
+        result = asyncio.run(on_executor(episodes_on, go()))
     (pool_dir / "eval").mkdir(exist_ok=True)
     name = f"{split}-n{n}-seed{seed}-{route}.json"
     (pool_dir / "eval" / name).write_text(

@@ -145,13 +145,6 @@ def run(
     """
     env_name = resolve_env_name(env).name
     check_pool_options(pool, route, harness, patch or [])
-    if pool is not None and executor == ExecutorKind.ray:
-        from reharness.core.errors import ConfigError
-
-        raise ConfigError(
-            "a routed run (--pool) runs on the local executor only",
-            hint="drop --executor ray, or drop --pool",
-        )
     config = load_harness_config(harness, env_name) if harness else base_harness_config(env_name)
     spec = build_options(
         RunSpec,

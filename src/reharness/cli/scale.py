@@ -1,6 +1,10 @@
 """The executor options shared by the commands that run episodes: ``--executor local|ray``,
 ``--ray-address`` and ``--ray-actors`` (see ``docs/scale-out.md``).
 
+Every command that runs episodes takes them: ``run`` (also routed, ``--pool``), ``improve``, ``pool
+evolve|eval|reanchor``, ``train engineer`` (data collection and the GRPO reward's paired reruns), ``train
+policy`` (its rollouts: :mod:`reharness.training.ray_rollouts`) and ``experiment r1|s`` (every stage).
+
 The options are checked while the command line is read (a bad ``--ray-address`` or ``--ray-actors``
 exits 2 before any work), and :func:`build_executor` refuses Ray options without ``--executor ray`` and
 names the install command when ``ray`` is missing, so a refused command leaves no run directory behind.
@@ -8,9 +12,11 @@ names the install command when ``ray`` is missing, so a refused command leaves n
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import enum
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from typing import Annotated, TypeVar
 
 import typer
@@ -100,3 +106,18 @@ async def on_executor(executor: EpisodeExecutor, work: Awaitable[T]) -> T:
             return await work
     finally:
         await close_executor(executor)
+
+
+@contextlib.contextmanager
+def executor_scope(
+    executor: ExecutorKind, ray_address: str | None, ray_actors: int | None
+) -> Iterator[EpisodeExecutor]:
+    """A synchronous command's executor: built (Ray: connected) on entry, the executor of every batch run
+    inside the block (each ``asyncio.run`` and each thread's ``run_coroutine_threadsafe`` started in it
+    copies the context that holds it), closed on exit."""
+    episodes_on = build_executor(executor, ray_address, ray_actors)
+    try:
+        with use_executor(episodes_on):
+            yield episodes_on
+    finally:
+        asyncio.run(close_executor(episodes_on))

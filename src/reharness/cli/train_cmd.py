@@ -5,6 +5,9 @@ Layout of ``--out DIR``: ``DIR/data`` (batch records, ``packets.parquet``, ``sft
 ``reharness improve``). Every stage first completes the data collection (resumable: batches already recorded
 are skipped), then trains; the resolved options of each stage are written to ``train_config.json`` in its
 directory before anything runs. Progress goes to stderr; with ``--json`` stdout holds one JSON summary.
+``--executor ray`` plays the collection's batches and the GRPO reward's paired reruns on Ray actors;
+``--dry-run`` prints the stage's TRL arguments (and, with ``--accelerate-config``, the ``accelerate launch``
+line) without collecting or training (:mod:`reharness.cli.train_launch`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from rich.table import Table
 
 from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
 from reharness.cli.progress import progress_display, step_reporter
+from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
+from reharness.cli.train_launch import AccelerateConfig, DryRun, command_args, exec_launch, show_plan
 from reharness.cli.train_policy_cmd import policy_command
 from reharness.core.errors import ConfigError
 
@@ -88,6 +93,7 @@ def collect(config: Any, directory: Path, progress: Progress) -> list[dict[str, 
 @train_app.command("engineer")
 @friendly_errors
 def engineer(
+    ctx: typer.Context,
     env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
     stage: Annotated[str, typer.Option(help="data (collect only), sft or grpo.")] = "sft",
     out: Annotated[
@@ -139,6 +145,11 @@ def engineer(
         str | None, typer.Option(help="GRPO, --vllm-mode server: URL of `trl vllm-serve`.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary on stdout.")] = False,
+    dry_run: DryRun = False,
+    accelerate_config: AccelerateConfig = None,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Train a harness engineer on measured outcomes: packets from train batches of a frozen target,
     teacher patches validated by paired rerun (SFT set), cold-start SFT, then GRPO (reward: paired rerun)."""
@@ -189,9 +200,17 @@ def engineer(
             use_vllm=use_vllm, vllm_mode=vllm_mode, vllm_server_base_url=vllm_server_url,
             **({"learning_rate": learning_rate} if learning_rate else {}),
         )  # fmt: skip
-        check_sft_dir(stage_config.sft)  # before any batch runs
+        if not dry_run:  # a dry run may describe a GRPO stage whose SFT engineer is not trained yet
+            check_sft_dir(stage_config.sft)  # before any batch runs
+    if dry_run or accelerate_config is not None:
+        plan = _launch_plan(ctx, stage, stage_config, sft_max_new_tokens(stage_config), accelerate_config)
+        if dry_run:
+            show_plan(plan, as_json)
+            return
+        exec_launch(plan["command"])
     summary: dict[str, Any] = {"stage": stage, "out": str(out)}
-    with progress_display() as progress:
+    # the data collection's batches and the GRPO reward's paired reruns run on the executor
+    with executor_scope(executor, ray_address, ray_actors), progress_display() as progress:
         records = collect(data_config, out / "data", progress)
         summary["data"] = _data_summary(records)
         if stage_config is not None:
@@ -210,6 +229,56 @@ def engineer(
         print(json.dumps(summary, sort_keys=True))
     else:
         _print_summary(summary)
+
+
+def sft_max_new_tokens(stage_config: Any) -> int | None:
+    """The reply budget of a GRPO stage: its own, else its SFT engineer's (None when neither is known)."""
+    from reharness.training.grpo import GRPOStageConfig, check_sft_dir
+
+    if not isinstance(stage_config, GRPOStageConfig):
+        return None
+    if stage_config.max_new_tokens:
+        return stage_config.max_new_tokens
+    try:
+        style = check_sft_dir(stage_config.sft).get("prompt_style") or {}
+        return int(style.get("max_new_tokens") or 0) or None
+    except ConfigError:
+        return None
+
+
+def _launch_plan(
+    ctx: typer.Context, stage: str, stage_config: Any, max_new_tokens: int | None, accelerate: Path | None
+) -> dict[str, Any]:
+    """What ``--dry-run`` prints: the stage's TRL arguments and the command line that would run."""
+    from reharness.training.launch import accelerate_summary, check_launch, launch_command
+
+    if stage_config is None:
+        raise ConfigError(
+            "--stage data trains nothing: there are no trainer arguments to print or launch",
+            hint="use --stage sft or --stage grpo with --dry-run/--accelerate-config",
+        )
+    notes: list[str] = []
+    if stage == "grpo":
+        from reharness.training.grpo import trl_kwargs
+
+        if max_new_tokens is None:
+            notes.append("max_completion_length: the SFT engineer's reply budget (no SFT engineer yet: 1024)")
+        trainer, args = "trl.GRPOConfig", trl_kwargs(stage_config, max_new_tokens or 1024)
+    else:
+        from reharness.training.sft import sft_kwargs
+
+        notes.append("max_length: the engineer model's max_position_embeddings (known once it is built)")
+        trainer, args = "trl.SFTConfig", sft_kwargs(stage_config, max_length=0)
+        args.pop("max_length")
+    plan: dict[str, Any] = {"stage": stage, "trainer": trainer, "args": args, "notes": notes}
+    argv = command_args(ctx)
+    if accelerate is not None:
+        plan["accelerate"] = accelerate_summary(accelerate)
+        check_launch(plan["accelerate"], args)
+        plan["command"] = launch_command(accelerate, argv)
+    else:
+        plan["command"] = ["reharness", *argv]
+    return plan
 
 
 def _data_summary(records: list[dict[str, Any]]) -> dict[str, Any]:

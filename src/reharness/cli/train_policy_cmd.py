@@ -18,6 +18,8 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import build_options, check_specs, friendly_errors, output_dir, stdout
+from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
+from reharness.cli.train_launch import DryRun, command_args, show_plan
 from reharness.core.errors import ConfigError
 
 
@@ -63,6 +65,7 @@ def check_pool_for(pool: Path | None, env: str, rescue: str = "router") -> None:
 
 
 def policy_command(
+    ctx: typer.Context,
     env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
     agent: Annotated[str, typer.Option(help="Starting policy: tiny:NAME or hf:DIR.")] = "tiny:{env}-S",
     pool: Annotated[
@@ -101,6 +104,10 @@ def policy_command(
     ] = Path("policy"),
     tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Log curves to TensorBoard.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary on stdout.")] = False,
+    dry_run: DryRun = False,
+    executor: Executor = ExecutorKind.local,
+    ray_address: RayAddress = None,
+    ray_actors: RayActors = None,
 ) -> None:
     """Train a policy with GRPO in the base harness H0; an all-failed group is re-sampled by the same
     policy under a sibling harness (Harness-S rescue) or by the baselines (random sibling, H0 resampling,
@@ -143,10 +150,22 @@ def policy_command(
         report_to=["tensorboard"] if tensorboard else [],
     )
     check_pool_for(pool, env_name, config.rescue)
+    if dry_run:
+        from reharness.training.policy_train import trl_kwargs
+
+        plan = {"stage": "policy", "trainer": "trl.GRPOConfig", "args": trl_kwargs(config)}
+        plan["command"] = ["reharness", *command_args(ctx)]
+        plan["notes"] = [
+            "the policy trains in this process on the CPU (use_cpu); with --executor ray its rollouts run "
+            "on Ray actors that load the weights after every optimizer step"
+        ]
+        show_plan(plan, as_json)
+        return
     from reharness.cli.progress import progress_display, step_reporter
     from reharness.training.policy_train import train_policy
 
-    with progress_display() as progress:
+    # --executor ray: the rollouts on policy actors (weights synced per step), evaluations on episode actors
+    with executor_scope(executor, ray_address, ray_actors), progress_display() as progress:
         summary = train_policy(config, progress=step_reporter(progress))
     if as_json:
         keys = ("path", "steps", "rollouts", "rescues", "train_seconds")

@@ -64,6 +64,9 @@ class ChatResponse(BaseModel):
     prompt_token_ids: tuple[int, ...] | None = None
     completion_token_ids: tuple[int, ...] | None = None
     logprobs: tuple[float, ...] | None = None
+    prompt_tokens: int | None = Field(
+        None, description="Prompt length in tokens as the server reports it (``usage.prompt_tokens``)."
+    )
     error: str | None = None
     attempts: int = Field(1, ge=0, description="Requests sent for this reply (retries + 1; 0: replayed).")
     retry_waits_s: tuple[float, ...] = Field((), description="Seconds waited before each retry.")

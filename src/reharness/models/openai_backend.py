@@ -16,7 +16,8 @@ Per request it sends ``seed`` and the sampling parameters, ``tools`` when the ha
 ``logprobs: true`` — dropped for the rest of the session if the server rejects it with a 400 that mentions
 logprobs. Token ids are read when the server returns them (vLLM's ``prompt_token_ids`` / choice ``token_ids``
 with ``return_token_ids``, or ``token_id:N`` logprob tokens with ``return_tokens_as_token_ids``; pass either
-through ``extra_body``).
+through ``extra_body``). ``usage.prompt_tokens`` (which vLLM always sends) gives the prompt's length in
+tokens when the ids are not returned.
 
 The retry budget can be set without code, for ``reharness run --agent openai:…``: the environment variables
 ``REHARNESS_OPENAI_MAX_RETRIES`` and ``REHARNESS_OPENAI_BACKOFF_S`` (the base of the exponential backoff)
@@ -296,6 +297,8 @@ def parse_completion(data: Any) -> ChatResponse:
     logprobs, token_ids = _logprobs(choice.get("logprobs"))
     ids = choice.get("token_ids")
     prompt_ids = data.get("prompt_token_ids") or choice.get("prompt_token_ids")
+    usage = data.get("usage")
+    reported = usage.get("prompt_tokens") if isinstance(usage, dict) else None
     content = message.get("content")
     if isinstance(content, list):  # content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
@@ -305,6 +308,7 @@ def parse_completion(data: Any) -> ChatResponse:
         prompt_token_ids=tuple(int(i) for i in prompt_ids) if isinstance(prompt_ids, list) else None,
         completion_token_ids=tuple(int(i) for i in ids) if isinstance(ids, list) else token_ids,
         logprobs=logprobs,
+        prompt_tokens=reported if isinstance(reported, int) and reported > 0 else None,
     )
 
 

@@ -76,7 +76,8 @@ class EpisodeExecutor(Protocol):
 
     ``spare_env`` is an env of the batch that :func:`run_batch` already built (to choose the tasks); an
     executor may use it or close it. An exception from an episode (a bug: episode errors are data) stops
-    the batch; records delivered before it stay stored."""
+    the batch; records delivered before it stay stored. An executor that plays routed runs (picks each
+    episode's harness with ``batch.route``) says so with a class attribute ``routes = True``."""
 
     name: str
 
@@ -106,6 +107,7 @@ class LocalExecutor:
     thread (one per concurrent episode, so a slow env step never waits for another's)."""
 
     name = "local"
+    routes = True  #: plays routed runs (``batch.route``)
 
     async def run_episodes(
         self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: Any

@@ -291,7 +291,7 @@ class EpisodeRunner:
                     retry_waits_s=list(response.retry_waits_s),
                     retry_errors=list(response.retry_errors),
                     replayed=response.replayed,
-                    prompt_tokens=_opt_len(response.prompt_token_ids),
+                    prompt_tokens=response.prompt_tokens or _opt_len(response.prompt_token_ids),
                 )
                 assistant = Message(role="assistant", content=response.text, tool_calls=response.tool_calls)
                 if response.error:

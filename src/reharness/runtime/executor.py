@@ -198,10 +198,10 @@ async def run_batch(
     every executor writes the same records into the same run directory.
     """
     executor = executor or current_executor()
-    if route is not None and executor.name != "local":
+    if route is not None and not getattr(executor, "routes", False):
         raise ConfigError(
-            f"a routed run (--pool) runs on the local executor only, not on {executor.name!r}",
-            hint="drop --executor (or pass --executor local) when you route with --pool",
+            f"the {executor.name!r} executor cannot play a routed run (--pool): it ignores the route",
+            hint="use --executor local or --executor ray (both route), or drop --pool",
         )
     env_name = resolve_env_name(spec.env).name
     kwargs = env_kwargs(spec, harness)

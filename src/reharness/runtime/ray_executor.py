@@ -8,6 +8,10 @@ patches are the actor's own, spawned lazily by the existing overlay code) and it
 in-process model (``tiny:``/``hf:``) is shipped as its recipe and loaded once per actor, then micro-batches
 the requests of the actor's concurrent episodes; an ``openai:`` agent calls its server from the actor.
 
+A routed run (``run --pool``) is routed on the driver, which holds the pool state and the router: it picks
+each task's harness and sends its position among the route's harnesses (shipped once per batch) with the
+episode.
+
 The driver keeps everything that names and stores the run (:func:`~reharness.runtime.executor.run_batch`):
 it sends each missing episode (task index, episode index, seed) to an actor with a free slot and appends
 every record that comes back through the same group-commit writer as the local executor, so the run
@@ -101,6 +105,8 @@ class _BatchContext:
     agent: Agent
     annotate: Annotate | None
     slots: int  # episodes an actor plays at once (more may wait in its queue: see PREFETCH)
+    #: a routed run's harnesses (``route.harnesses()``): the driver chooses one per task, by position
+    routed: list[Harness] = field(default_factory=list)
 
 
 @dataclass
@@ -141,14 +147,18 @@ class EpisodeActor:
             self.batches[key] = asyncio.ensure_future(load())
         return await self.batches[key]
 
-    async def episode(self, key: str, refs: list[Any], task_index: int, index: int, seed: int) -> str:
-        """Play episode ``index`` (task ``task_index``, seed ``seed``); return its stored JSON line."""
+    async def episode(
+        self, key: str, refs: list[Any], task_index: int, index: int, seed: int, routed: int = -1
+    ) -> str:
+        """Play episode ``index`` (task ``task_index``, seed ``seed``; under the batch's harness, or the
+        routed harness at position ``routed``); return its stored JSON line."""
         batch = await self._batch(key, refs[0])
         ctx = batch.context
+        harness = ctx.routed[routed] if routed >= 0 else ctx.harness
         async with batch.playing:
             env = batch.envs.pop() if batch.envs else make_env(ctx.env_name, **ctx.env_kwargs)
             try:
-                runner = EpisodeRunner(env, ctx.agent, ctx.harness, ctx.run_id, executor=self.steps)
+                runner = EpisodeRunner(env, ctx.agent, harness, ctx.run_id, executor=self.steps)
                 task = await runner.env_call(env.get_task, task_index)
                 record = await runner.run(task, seed, index)
             finally:
@@ -163,8 +173,9 @@ class EpisodeActor:
         batch = loaded.result()
         for env in batch.envs:
             env.close()
-        for overlay in batch.context.harness.overlays:
-            await overlay.close()
+        for harness in [batch.context.harness, *batch.context.routed]:
+            for overlay in harness.overlays:
+                await overlay.close()
         # the agent copy is dropped, not closed: an in-process model in it is shared by the actor's
         # batches (loaded once per process), and an HTTP client's pool closes when it is collected
 
@@ -180,6 +191,7 @@ class RayExecutor:
     started)."""
 
     name = "ray"
+    routes = True  #: routed runs: the driver picks each task's harness, the actor plays it
 
     def __init__(self, options: RayOptions | None = None) -> None:
         self.options = options or RayOptions()
@@ -276,7 +288,9 @@ class RayExecutor:
     async def run_episodes(
         self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: Any
     ) -> None:
-        spare_env.close()  # the actors build their own envs
+        route = batch.route
+        if route is None or not missing:
+            spare_env.close()  # the actors build their own envs (a routed run's driver keeps one)
         if not missing:
             return
         async with self._starting:
@@ -285,8 +299,16 @@ class RayExecutor:
         ray = self.ray
         key = uuid.uuid4().hex
         slots = min(MAX_SLOTS, math.ceil(batch.concurrency / len(self.actors)))
+        routed = route.harnesses() if route is not None else []
         context = _BatchContext(
-            batch.run_id, batch.env_name, batch.env_kwargs, batch.harness, batch.agent, batch.annotate, slots
+            batch.run_id,
+            batch.env_name,
+            batch.env_kwargs,
+            batch.harness,
+            batch.agent,
+            batch.annotate,
+            slots,
+            routed,
         )
         refs = [self._put(context)]  # in a list: the actors fetch it once per batch, not per episode
         in_flight: set[Any] = set()
@@ -297,11 +319,21 @@ class RayExecutor:
                 free.put_nowait(position)
         lost = (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError)
 
+        async def choose(i: int) -> int:
+            """A routed run: the driver's route picks task ``i``'s harness before it is sent."""
+            if route is None:
+                return -1
+            task = spare_env.get_task(batch.indices[i])
+            chosen = await route.harness_for(task, i)
+            return next(p for p, h in enumerate(routed) if h is chosen)
+
         async def one(i: int) -> None:
+            harness = await choose(i)
             while True:
                 position = await free.get()
                 actor = self.actors[position]
-                ref = actor.episode.remote(key, refs, batch.indices[i], i, episode_seed(batch.seed, i))
+                seed = episode_seed(batch.seed, i)
+                ref = actor.episode.remote(key, refs, batch.indices[i], i, seed, harness)
                 in_flight.add(ref)
                 try:
                     line = await ref
@@ -329,12 +361,14 @@ class RayExecutor:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
+            if route is not None:
+                spare_env.close()
             for actor in self.actors:
                 actor.end_batch.remote(key)  # fire and forget; a dead actor has nothing to close
 
-    async def close(self) -> None:
-        """Close every actor's envs, sandbox workers and agents, end the actors, and shut down a Ray
-        instance this executor started."""
+    async def release(self) -> None:
+        """End the actors (their CPUs go back to the cluster) but keep the connection: the next batch
+        starts new ones. ``train policy`` hands the command's CPUs to its policy actors this way."""
         ray = self.ray
         if self.actors:
             closing = [a.close.remote() for a in self.actors]
@@ -342,6 +376,12 @@ class RayExecutor:
             for actor in self.actors:
                 ray.kill(actor)
             self.actors = []
+
+    async def close(self) -> None:
+        """Close every actor's envs, sandbox workers and agents, end the actors, and shut down a Ray
+        instance this executor started."""
+        ray = self.ray
+        await self.release()
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
             self._started_ray = False

@@ -118,13 +118,11 @@ def train_rows(config: GRPOStageConfig, split: str = "train") -> list[dict[str, 
     return rows
 
 
-def grpo_args(config: Any, **specific: Any) -> Any:
-    """A ``trl.GRPOConfig`` from the fields every reharness GRPO config shares (the surrogate — clip range,
-    KL, loss type, reward scaling —, sampling, learning rate, seed, checkpoints and logging; on-policy: one
-    iteration per generation) plus ``specific`` (batch shape, device, …). The engineer's and the policy's
-    GRPO both build their trainer arguments here."""
-    from trl import GRPOConfig
-
+def grpo_kwargs(config: Any, **specific: Any) -> dict[str, Any]:
+    """The keyword arguments of a ``trl.GRPOConfig`` from the fields every reharness GRPO config shares (the
+    surrogate — clip range, KL, loss type, reward scaling —, sampling, learning rate, seed, checkpoints and
+    logging; on-policy: one iteration per generation) plus ``specific`` (batch shape, device, …). The
+    engineer's and the policy's GRPO both build their trainer arguments here; ``--dry-run`` prints them."""
     common: dict[str, Any] = dict(
         output_dir=str(Path(config.out) / "checkpoints"),
         max_steps=config.steps,
@@ -148,16 +146,23 @@ def grpo_args(config: Any, **specific: Any) -> Any:
         logging_steps=1,
         save_strategy="steps",
         save_steps=config.save_steps,
-        report_to=config.report_to,
+        report_to=list(config.report_to),
         disable_tqdm=True,
         dataloader_num_workers=0,
     )
-    return GRPOConfig(**(common | specific))
+    return common | specific
 
 
-def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
-    """The ``trl.GRPOConfig`` of a stage config (CPU, on-policy, one packet group per micro-batch)."""
-    return grpo_args(
+def grpo_args(config: Any, **specific: Any) -> Any:
+    """The ``trl.GRPOConfig`` of :func:`grpo_kwargs`."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(**grpo_kwargs(config, **specific))
+
+
+def trl_kwargs(config: GRPOStageConfig, max_new_tokens: int) -> dict[str, Any]:
+    """The ``trl.GRPOConfig`` arguments of a stage config (on-policy, one packet group per micro-batch)."""
+    return grpo_kwargs(
         config,
         per_device_train_batch_size=config.k,
         gradient_accumulation_steps=config.packets_per_step,
@@ -168,6 +173,13 @@ def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
         vllm_mode=config.vllm_mode,
         vllm_server_base_url=config.vllm_server_base_url,
     )
+
+
+def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
+    """The ``trl.GRPOConfig`` of a stage config (:func:`trl_kwargs`)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(**trl_kwargs(config, max_new_tokens))
 
 
 def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = None) -> dict[str, Any]:

@@ -21,7 +21,6 @@ exactly (rollout seeds depend only on (seed, step, task, rollout)).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -30,18 +29,10 @@ from typing import Any
 from reharness.training.episode_rows import Row, RowStats, episode_rows, group_advantages, pad_rows
 from reharness.training.policy_config import PolicyTrainConfig
 from reharness.training.rescue import Rescuer, StepReport
+from reharness.training.rollouts import params_hash
 
 METRICS_FILE = "metrics.jsonl"
 STATE_FILE = "rescue_state.json"
-
-
-def params_hash(model: Any) -> str:
-    """A content hash of a model's current weights (names the policy a re-anchored profile measured)."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().float().numpy().tobytes())
-    return digest.hexdigest()[:16]
 
 
 def reply_budget(model: Any) -> int | None:
@@ -111,7 +102,15 @@ class TrainingSession:
     """The state of one ``train policy`` run around TRL: the live policy backend, the rollout engine, the
     rescuer and router, the metrics file, the re-anchoring schedule."""
 
-    def __init__(self, config: PolicyTrainConfig, tokenizer: Any, model: Any, out: Path) -> None:
+    def __init__(
+        self,
+        config: PolicyTrainConfig,
+        tokenizer: Any,
+        model: Any,
+        out: Path,
+        executor: Any = None,
+        model_dir: Path | None = None,
+    ) -> None:
         from reharness.failures import failure_codes
         from reharness.models.hf_backend import HFBackend
         from reharness.runtime.harness import Harness
@@ -125,9 +124,21 @@ class TrainingSession:
             loaded=(tokenizer, model),
             max_batch_size=config.concurrency,
         )
-        self.engine = RolloutEngine(
+        self.engine: Any = RolloutEngine(
             config.env, config.split, self.backend, concurrency=config.concurrency, annotate=failure_codes
         )
+        self.remote = _rollouts_on(executor)
+        if self.remote:  # the step's rollouts on Ray actors holding synced copies of the policy
+            from reharness.training.ray_rollouts import RayRolloutEngine
+
+            self.engine = RayRolloutEngine(
+                executor,
+                str(model_dir or config.agent),
+                config.env,
+                config.split,
+                self.backend.policy_id,
+                concurrency=config.concurrency,
+            )
         self.pool, self.router = self._pool()
         # H0 is the pool's base harness when there is a pool (the one its siblings were evolved from)
         self.h0 = Harness(self.pool.h0) if self.pool is not None else Harness.base(config.env)
@@ -187,6 +198,8 @@ class TrainingSession:
         self.model.eval()
         self.backend.weights_changed()
         try:
+            if self.remote:  # one state_dict into the object store, loaded and hash-checked by each actor
+                self.loop.run_until_complete(self.engine.sync(self.model))
             report = self.loop.run_until_complete(self.rescuer.step(step, tasks))
         finally:
             self.model.train()
@@ -252,6 +265,7 @@ class TrainingSession:
         from reharness.pool.measure import run_pool
         from reharness.pool.pool import PolicyRef
         from reharness.pool.profile import measure_profile
+        from reharness.runtime.dispatch import LocalExecutor, use_executor
         from reharness.runtime.executor import RunSpec
 
         assert self.router is not None and self.pool is not None
@@ -267,7 +281,8 @@ class TrainingSession:
                 seed=self.config.seed,
                 concurrency=self.config.concurrency,
             )
-            h0, siblings = await run_pool(self.pool, self.backend, spec, self.out / "reanchor")
+            with use_executor(LocalExecutor()):  # the live weights are in this process
+                h0, siblings = await run_pool(self.pool, self.backend, spec, self.out / "reanchor")
         finally:
             self.model.train()
         profile = measure_profile(
@@ -331,6 +346,19 @@ class TrainingSession:
 
         self.loop.run_until_complete(_close())
         self.loop.close()
+
+
+def _rollouts_on(executor: Any) -> bool:
+    """Whether ``executor`` (the command's, or None: local) puts the rollouts on Ray policy actors."""
+    name = getattr(executor, "name", "local")
+    if name not in ("local", "ray"):
+        from reharness.core.errors import ConfigError
+
+        raise ConfigError(
+            f"train policy cannot run its rollouts on the {name!r} executor (they decode the live weights)",
+            hint="use --executor local or --executor ray",
+        )
+    return name == "ray"
 
 
 def _truncate(file: Path, keep: Any) -> None:

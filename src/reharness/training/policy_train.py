@@ -54,13 +54,13 @@ def _write_config(out: Path, config: PolicyTrainConfig) -> None:
     file.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def trl_args(config: PolicyTrainConfig) -> Any:
-    """The ``trl.GRPOConfig`` of a policy run: CPU float32, on-policy (one pass per generation batch),
-    the step's rows split into ``micro_batches`` accumulation chunks."""
-    from reharness.training.grpo import grpo_args
+def trl_kwargs(config: PolicyTrainConfig) -> dict[str, Any]:
+    """The ``trl.GRPOConfig`` arguments of a policy run: CPU float32, on-policy (one pass per generation
+    batch), the step's rows split into ``micro_batches`` accumulation chunks."""
+    from reharness.training.grpo import grpo_kwargs
 
     rows = config.tasks_per_step * config.k
-    return grpo_args(
+    return grpo_kwargs(
         config,
         per_device_train_batch_size=rows // config.micro_batches,
         gradient_accumulation_steps=config.micro_batches,
@@ -71,9 +71,20 @@ def trl_args(config: PolicyTrainConfig) -> Any:
     )
 
 
-def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, Any]:
+def trl_args(config: PolicyTrainConfig) -> Any:
+    """The ``trl.GRPOConfig`` of a policy run (:func:`trl_kwargs`)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(**trl_kwargs(config))
+
+
+def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any = None) -> dict[str, Any]:
     """Train ``config.agent`` with GRPO and rescue; returns ``{path, steps, rollouts, rescues: {tried,
-    succeeded}, train_seconds}`` plus details (also written to ``OUT/summary.json``)."""
+    succeeded}, train_seconds}`` plus details (also written to ``OUT/summary.json``).
+
+    ``executor``: where the rollouts run (default: the one set by ``use_executor``, else this process); a
+    Ray executor puts them on policy actors whose weights are synced every step
+    (:mod:`reharness.training.ray_rollouts`). Not part of the run's options: either resumes the other."""
     import datasets
     from transformers import TrainerCallback
     from transformers.trainer_utils import get_last_checkpoint
@@ -94,7 +105,9 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, A
     dataset = datasets.Dataset.from_list(
         [{"prompt": [{"role": "user", "content": f"task {i}"}], "task_index": i} for i in range(total)]
     )
-    session = TrainingSession(config, tokenizer, model, out)
+    from reharness.runtime.dispatch import current_executor
+
+    session = TrainingSession(config, tokenizer, model, out, executor or current_executor(), start_dir)
 
     class _SaveState(TrainerCallback):  # type: ignore[misc]
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -138,6 +151,8 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None) -> dict[str, A
         "start": str(start_dir),
         "config": config.model_dump(mode="json"),
         "rows": vars(session.row_stats),
+        "rollouts_on": "ray" if session.remote else "local",
+        "weight_syncs": getattr(session.engine, "syncs", 0),
     }
     (model_dir / "provenance.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")

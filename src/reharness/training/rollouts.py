@@ -15,6 +15,7 @@ makes a resumed training step recompute exactly the rollouts it lost.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -179,13 +180,19 @@ class RolloutEngine:
             record.failure_codes = list(self.annotate(record))
         return Rollout(record, turns_of(record, recorder.calls), job.label, job.role, job.task_index)
 
-    async def run(self, jobs: Sequence[Job], role: str | None = None) -> list[Rollout]:
-        """Run ``jobs``; their costs are counted under ``role`` (default: each job's own role)."""
+    async def run(
+        self, jobs: Sequence[Job], role: str | None = None, indices: Sequence[int] | None = None
+    ) -> list[Rollout]:
+        """Run ``jobs``; their costs are counted under ``role`` (default: each job's own role). Job ``i`` is
+        episode ``indices[i]`` (default ``i``: a remote engine runs a slice of a step's jobs)."""
         if not jobs:
             return []
         started = time.perf_counter()
         gate = asyncio.Semaphore(self.concurrency)
-        out = list(await asyncio.gather(*(self._one(job, i, gate) for i, job in enumerate(jobs))))
+        numbers = list(indices) if indices is not None else list(range(len(jobs)))
+        out = list(
+            await asyncio.gather(*(self._one(job, n, gate) for job, n in zip(jobs, numbers, strict=True)))
+        )
         elapsed = time.perf_counter() - started
         self.stats.add(role or jobs[0].role, out, elapsed)
         return out
@@ -200,6 +207,15 @@ class RolloutEngine:
         for harness in harnesses:
             for overlay in harness.overlays:
                 await overlay.close()
+
+
+def params_hash(model: Any) -> str:
+    """A content hash of a model's current weights (names the policy a re-anchored profile measured)."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().float().numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def replay_in_h0(env_name: str, split: str, h0: Harness, rollout: Rollout) -> bool:

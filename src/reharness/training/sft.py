@@ -96,6 +96,33 @@ class SFTStageConfig(BaseModel):
         return 1e-5 if self.base else (5e-3 if self.size == "micro" else 2e-3)
 
 
+def sft_kwargs(config: SFTStageConfig, max_length: int, disable_tqdm: bool = True) -> dict[str, Any]:
+    """The keyword arguments of the stage's ``trl.SFTConfig`` (``--dry-run`` prints them);
+    ``max_length`` is the model's context (``max_position_embeddings``)."""
+    return dict(
+        output_dir=str(Path(config.out) / "checkpoints"),
+        max_steps=config.steps,
+        per_device_train_batch_size=1,
+        gradient_accumulation_steps=config.batch_size,
+        learning_rate=config.lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=max(0, config.steps // 20),
+        max_grad_norm=1.0,
+        activation_checkpointing=False,
+        max_length=max_length,
+        use_cpu=config.device == "cpu",
+        bf16=config.bf16,
+        fp16=False,
+        seed=config.seed,
+        data_seed=config.seed,
+        logging_steps=max(1, config.steps // 20),
+        save_strategy="no",
+        report_to=list(config.report_to),
+        disable_tqdm=disable_tqdm,
+        dataloader_num_workers=0,
+    )
+
+
 def examples(
     rows: list[dict[str, Any]], style: PromptStyle, short: bool = False, per_packet: int = 1
 ) -> list[dict[str, Any]]:
@@ -197,28 +224,7 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
             hint="lower --max-prompt-chars or use a model with a longer context",
         )
     out = Path(config.out)
-    args = SFTConfig(
-        output_dir=str(out / "checkpoints"),
-        max_steps=config.steps,
-        per_device_train_batch_size=1,
-        gradient_accumulation_steps=config.batch_size,
-        learning_rate=config.lr,
-        lr_scheduler_type="cosine",
-        warmup_steps=max(0, config.steps // 20),
-        max_grad_norm=1.0,
-        activation_checkpointing=False,
-        max_length=limit,
-        use_cpu=config.device == "cpu",
-        bf16=config.bf16,
-        fp16=False,
-        seed=config.seed,
-        data_seed=config.seed,
-        logging_steps=max(1, config.steps // 20),
-        save_strategy="no",
-        report_to=config.report_to,
-        disable_tqdm=progress is not None,
-        dataloader_num_workers=0,
-    )
+    args = SFTConfig(**sft_kwargs(config, limit, disable_tqdm=progress is not None))
     trainer = SFTTrainer(
         model=model,
         args=args,

@@ -148,7 +148,6 @@ RECIPES: dict[tuple[str, str], Recipe] = {
     ("db", "S"): Recipe(**_S_BASE, **_DB, steps=600),
     ("db", "M"): Recipe(**_M_BASE, **_DB, steps=800),
     ("apps", "S"): Recipe(**_S_BASE, **_APPS, steps=400),
-    ("code", "S"): Recipe(**_S_BASE, **_CODE, steps=500),
 }
 
 
@@ -157,7 +156,8 @@ def recipe_for(env: str, size: str) -> Recipe:
     if size == "micro":
         base = RECIPES.get((env, "S"))
         if base is None:
-            raise ConfigError(f"no tiny-agent recipe for env {env!r}", hint="use --env household, shop, db, apps or code")
+            envs = sorted({e for e, _ in RECIPES})
+            raise ConfigError(f"no tiny-agent recipe for env {env!r}", hint=f"use --env one of {envs}")
         # seconds, whatever the S recipe: no copy warm-up (it runs up to thousands of steps)
         micro = {"size": "micro", "model": MICRO, "steps": 4, "batch_size": 2, "copy_warmup_steps": 0}
         return base.model_copy(update=micro)

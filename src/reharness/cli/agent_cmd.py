@@ -23,7 +23,7 @@ agent_app = typer.Typer(
 @agent_app.command("train")
 @friendly_errors
 def train(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db or apps.")],
+    env: Annotated[str, typer.Option(help="Environment: household, shop, db, apps or code.")],
     size: Annotated[str, typer.Option(help="Model size: S or M (micro: a seconds-long test model).")] = "S",
     steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps (default: the recipe's).")] = None,
     batch_size: Annotated[

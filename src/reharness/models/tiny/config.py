@@ -148,6 +148,7 @@ RECIPES: dict[tuple[str, str], Recipe] = {
     ("db", "S"): Recipe(**_S_BASE, **_DB, steps=600),
     ("db", "M"): Recipe(**_M_BASE, **_DB, steps=800),
     ("apps", "S"): Recipe(**_S_BASE, **_APPS, steps=400),
+    ("code", "S"): Recipe(**_S_BASE, **_CODE, steps=500),
 }
 
 

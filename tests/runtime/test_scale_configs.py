@@ -165,3 +165,39 @@ def test_a_gpu_launch_of_a_cpu_run_is_refused(tmp_path: Path) -> None:
         "launches on GPUs, but the run trains on the CPU" in result.output
         and "--device cuda" in result.output
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"zero_optimization": {"stage": 2}}', 2),
+        ('{"zero_optimization": {"stage": "auto"}}', "auto"),
+        ('{"zero_optimization": {"stage": "3"}}', 3),
+        ('{"train_batch_size": "auto"}', None),
+        ("[1, 2]", "holds a JSON list, not an object"),
+        ('{"zero_optimization": 3}', "zero_optimization in the DeepSpeed file"),
+        ('{"zero_optimization": {"stage": "fast"}}', "stage in the DeepSpeed file"),
+        ("{ nope", "is not JSON"),
+    ],
+)
+def test_the_deepspeed_file_gives_its_stage_or_a_clear_error(
+    content: str, expected: object, tmp_path: Path
+) -> None:
+    """The ZeRO stage of the DeepSpeed file an accelerate config names: an integer, "auto" kept as is,
+    absent; anything else is a config_error that names the file (never a traceback)."""
+    pytest.importorskip("accelerate")
+    from reharness.core.errors import ConfigError
+    from reharness.training.launch import accelerate_summary
+
+    file = tmp_path / "ds.json"
+    file.write_text(content, encoding="utf-8")
+    config = yaml.safe_load((SCALE / "accelerate-8gpu-zero2.yaml").read_text(encoding="utf-8"))
+    config["deepspeed_config"]["deepspeed_config_file"] = str(file)
+    accelerate = tmp_path / "accelerate.yaml"
+    accelerate.write_text(yaml.safe_dump(config), encoding="utf-8")
+    if isinstance(expected, str) and expected != "auto":
+        with pytest.raises(ConfigError, match="DeepSpeed file|not JSON") as caught:
+            accelerate_summary(accelerate)
+        assert expected in caught.value.message and str(file) in caught.value.message
+    else:
+        assert accelerate_summary(accelerate)["zero_stage"] == expected

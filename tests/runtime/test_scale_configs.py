@@ -201,3 +201,25 @@ def test_the_deepspeed_file_gives_its_stage_or_a_clear_error(
         assert expected in caught.value.message and str(file) in caught.value.message
     else:
         assert accelerate_summary(accelerate)["zero_stage"] == expected
+
+
+def test_a_launch_needs_the_collected_data_and_one_ray_cluster(tmp_path: Path) -> None:
+    """``--accelerate-config`` without ``--dry-run`` would run the command in N processes: refused while
+    the data stage is incomplete (each would collect into OUT/data), and refused with ``--executor ray``
+    without ``--ray-address`` (each would start its own Ray instance). Nothing is collected or written."""
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    out = tmp_path / "x"
+    args = ["train", "engineer", "--env", "household", "--stage", "sft", "--out", str(out)]
+    args += ["--accelerate-config", str(SCALE / "accelerate-1gpu.yaml"), "--device", "cuda"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    assert "data collection" in result.output and "incomplete (20 of 20 batches" in result.output
+    assert "--stage data" in result.output
+    for extra in ([], ["--dry-run"]):
+        result = CliRunner().invoke(app, [*args, "--executor", "ray", *extra])
+        assert result.exit_code != 0
+        assert "needs --ray-address" in result.output and "own Ray instance" in result.output
+    assert not out.exists()

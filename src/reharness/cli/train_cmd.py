@@ -202,6 +202,8 @@ def engineer(
         )  # fmt: skip
         if not dry_run:  # a dry run may describe a GRPO stage whose SFT engineer is not trained yet
             check_sft_dir(stage_config.sft)  # before any batch runs
+    if accelerate_config is not None:
+        _check_launchable(data_config, out / "data", executor, ray_address, dry_run)
     if dry_run or accelerate_config is not None:
         plan = _launch_plan(ctx, stage, stage_config, sft_max_new_tokens(stage_config), accelerate_config)
         if dry_run:
@@ -229,6 +231,34 @@ def engineer(
         print(json.dumps(summary, sort_keys=True))
     else:
         _print_summary(summary)
+
+
+def _check_launchable(
+    data_config: Any, data: Path, executor: ExecutorKind, ray_address: str | None, dry_run: bool
+) -> None:
+    """Refuse an ``accelerate launch`` whose N processes would each collect data into ``data`` (the data
+    stage must be complete first), or each start its own Ray instance (they must join one cluster)."""
+    if executor == ExecutorKind.ray and ray_address is None:
+        raise ConfigError(
+            "--executor ray with --accelerate-config needs --ray-address: every launched process would "
+            "start its own Ray instance",
+            hint="start a cluster (`ray start --head`) and add --ray-address auto (or HOST:PORT), or drop "
+            "--executor ray (the data stage runs before the launch)",
+        )
+    if dry_run:  # a dry run may describe a launch whose data is not collected yet
+        return
+    from reharness.training.data import Collector, read_records, record_key
+
+    _check_same_collection(data, data_config)
+    planned = {record_key(*batch) for batch in Collector(data_config, data).plan()}
+    missing = planned - {r.get("key") for r in read_records(data)}
+    if missing:
+        raise ConfigError(
+            f"the data collection in {str(data)!r} is incomplete ({len(missing)} of {len(planned)} batches "
+            "missing): every process of the launch would collect into it",
+            hint="run the same command with --stage data (and without --accelerate-config) first, then "
+            "launch the training stage",
+        )
 
 
 def sft_max_new_tokens(stage_config: Any) -> int | None:

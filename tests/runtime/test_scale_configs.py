@@ -223,3 +223,15 @@ def test_a_launch_needs_the_collected_data_and_one_ray_cluster(tmp_path: Path) -
         assert result.exit_code != 0
         assert "needs --ray-address" in result.output and "own Ray instance" in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["engineer", "policy"])
+def test_a_dry_run_refuses_ray_options_without_executor_ray(command: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    args = ["train", command, "--env", "household", "--out", str(tmp_path / "x"), "--dry-run"]
+    result = CliRunner().invoke(app, [*args, "--ray-actors", "2"])
+    assert result.exit_code != 0
+    assert "--ray-actors only applies to --executor ray" in result.output

@@ -157,7 +157,9 @@ def recipe_for(env: str, size: str) -> Recipe:
     if size == "micro":
         base = RECIPES.get((env, "S"))
         if base is None:
-            raise ConfigError(f"no tiny-agent recipe for env {env!r}", hint="use --env household, shop, db, apps or code")
+            raise ConfigError(
+                f"no tiny-agent recipe for env {env!r}", hint="use --env household, shop, db, apps or code"
+            )
         # seconds, whatever the S recipe: no copy warm-up (it runs up to thousands of steps)
         micro = {"size": "micro", "model": MICRO, "steps": 4, "batch_size": 2, "copy_warmup_steps": 0}
         return base.model_copy(update=micro)

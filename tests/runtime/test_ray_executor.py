@@ -159,6 +159,33 @@ def episode_actors() -> int:
     return sum(a["ActorClassName"] == "EpisodeActor" for a in state.actors().values())
 
 
+class StrayRoute:
+    """A route that declares H0 but picks another harness (a bug in a user's route)."""
+
+    identity = "stray"
+
+    async def harness_for(self, task: object, index: int) -> Harness:
+        return Harness(HOUSEHOLD.config.model_copy(update={"step_limit": 7}))
+
+    def harnesses(self) -> list[Harness]:
+        return [HOUSEHOLD]
+
+
+def test_a_route_choosing_an_undeclared_harness_is_a_config_error(cluster: str, tmp_path: Path) -> None:
+    from reharness.core.errors import ConfigError
+    from reharness.runtime.ray_executor import RayExecutor, RayOptions
+
+    spec = RunSpec(env="household", agent="solver", n=2, seed=0, concurrency=2)
+
+    async def go() -> None:
+        async with RayExecutor(RayOptions(actors=1, actor_cpus=0)) as executor:
+            await run_batch(spec, SolverAgent(), HOUSEHOLD, tmp_path, route=StrayRoute(), executor=executor)
+
+    with pytest.raises(ConfigError, match="not one of the harnesses it declares") as caught:
+        asyncio.run(go())
+    assert "route.harnesses()" in str(caught.value)
+
+
 def test_pool_eval_on_ray_equals_the_local_table(cluster: str, tmp_path: Path) -> None:
     tables, started = [], []
     for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-actors", "2"])):

@@ -264,7 +264,8 @@ def test_policy_actors_that_cannot_load_the_model_stop_with_a_clear_error(
 
 def test_a_model_directory_gone_from_the_path_is_shipped_to_the_actors(cluster: None, tmp_path: Path) -> None:
     """The driver reads a small model directory once; actors that cannot find the path (as on another
-    node) load the shipped copy, and closing the engine leaves no actor running."""
+    node) load the shipped copy; weights of another architecture are refused with a config_error; closing
+    the engine leaves no actor running."""
     import shutil
 
     from reharness.models.hf_backend import load_model_dir
@@ -280,9 +281,17 @@ def test_a_model_directory_gone_from_the_path_is_shipped_to_the_actors(cluster: 
     shutil.rmtree(moved)
 
     async def go() -> list[str]:
+        import torch
+
+        from reharness.core.errors import ConfigError
+
         await engine.start()
         try:
-            return list(await asyncio.gather(*[a.weights.remote() for a in engine.actors]))
+            hashes = list(await asyncio.gather(*[a.weights.remote() for a in engine.actors]))
+            # weights of another architecture: a clear error from the actors, not a load_state_dict trace
+            with pytest.raises(ConfigError, match="cannot load the trainer's weights"):
+                await engine.sync(torch.nn.Linear(2, 2))
+            return hashes
         finally:
             await engine.close()
 

@@ -338,15 +338,13 @@ class RayExecutor:
                 return -1
             task = spare_env.get_task(batch.indices[i])
             chosen = await route.harness_for(task, i)
-            position = positions.get(chosen.identity)
-            if position is None:
+            if chosen.identity not in positions:
                 raise ConfigError(
-                    f"the route chose harness {chosen.name!r} ({chosen.identity}) for task "
-                    f"{batch.indices[i]}, which is not one of the harnesses it declares "
-                    f"({', '.join(h.name for h in routed)})",
+                    f"route {route.identity!r} chose harness {chosen.name!r} ({chosen.identity}) for task "
+                    f"{batch.indices[i]}, which is not one of the harnesses it declares",
                     hint="a route's harness_for must return one of route.harnesses()",
                 )
-            return position
+            return positions[chosen.identity]
 
         async def one(i: int) -> None:
             harness = await choose(i)

@@ -77,10 +77,17 @@ async def call_actors(ray: Any, calls: Awaitable[list[Any]], *, what: str, hint:
     except lost_errors(ray) as exc:
         raise RayExecutorError(f"{what} died: {_cause(exc)}", hint=hint) from None
     except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, ReharnessError):  # a clear error of ours: as the actor raised it
-            raise cause from None
-        raise exc.as_instanceof_cause() from None
+        raise task_error(exc) from None
+
+
+def task_error(exc: Any) -> BaseException:
+    """What to raise for a ``RayTaskError`` (an exception inside an actor): one of our clear errors as the
+    actor raised it, anything else as an instance of its cause (with the actor's traceback)."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, ReharnessError):
+        return cause
+    error: BaseException = exc.as_instanceof_cause()
+    return error
 
 
 def _cause(exc: BaseException) -> str:

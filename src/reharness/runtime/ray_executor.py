@@ -47,7 +47,7 @@ from reharness.runtime.agents import Agent
 from reharness.runtime.dispatch import Annotate, Deliver, EpisodeBatch, episode_seed, finished_line
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
-from reharness.runtime.ray_actors import RayExecutorError, end_actors, lost_errors, start_actors
+from reharness.runtime.ray_actors import RayExecutorError, end_actors, lost_errors, start_actors, task_error
 from reharness.store.records import EpisodeRecord
 
 INSTALL_HINT = "pip install 'reharness[ray]'"
@@ -361,7 +361,7 @@ class RayExecutor:
                     self.retried += 1
                     self._replace(position, actor)
                 except ray.exceptions.RayTaskError as exc:  # the episode itself raised (a bug)
-                    raise exc.as_instanceof_cause() from None
+                    raise task_error(exc) from None
                 finally:
                     in_flight.discard(ref)
                     free.put_nowait(position)

@@ -235,3 +235,19 @@ def test_a_dry_run_refuses_ray_options_without_executor_ray(command: str, tmp_pa
     result = CliRunner().invoke(app, [*args, "--ray-actors", "2"])
     assert result.exit_code != 0
     assert "--ray-actors only applies to --executor ray" in result.output
+
+
+def test_a_launched_process_reads_the_data_and_never_collects(tmp_path: Path) -> None:
+    """A process of the launch (``REHARNESS_LAUNCHED=1``, set by ``--accelerate-config``) finds the data
+    stage incomplete: it stops with the same clear error instead of collecting into OUT/data."""
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+    from reharness.cli.train_launch import LAUNCHED
+
+    out = tmp_path / "x"
+    args = ["train", "engineer", "--env", "household", "--stage", "sft", "--out", str(out)]
+    result = CliRunner().invoke(app, args, env={LAUNCHED: "1", "RANK": "1"})
+    assert result.exit_code != 0
+    assert "incomplete (20 of 20 batches" in result.output and "--stage data" in result.output
+    assert not (out / "data").exists() and not (out / "sft").exists()

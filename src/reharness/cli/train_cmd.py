@@ -7,7 +7,8 @@ are skipped), then trains; the resolved options of each stage are written to ``t
 directory before anything runs. Progress goes to stderr; with ``--json`` stdout holds one JSON summary.
 ``--executor ray`` plays the collection's batches and the GRPO reward's paired reruns on Ray actors;
 ``--dry-run`` prints the stage's TRL arguments (and, with ``--accelerate-config``, the ``accelerate launch``
-line) without collecting or training (:mod:`reharness.cli.train_launch`).
+line) without collecting or training (:mod:`reharness.cli.train_launch`). Without ``--dry-run``,
+``--accelerate-config`` needs the data stage complete: the launched processes read it, never collect it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,15 @@ from reharness.cli.scale import (
     check_executor_options,
     executor_scope,
 )
-from reharness.cli.train_launch import AccelerateConfig, DryRun, exec_launch, launch_plan, show_plan
+from reharness.cli.train_launch import (
+    AccelerateConfig,
+    DryRun,
+    exec_launch,
+    launch_plan,
+    launched,
+    main_process,
+    show_plan,
+)
 from reharness.cli.train_policy_cmd import policy_command
 from reharness.core.errors import ConfigError
 
@@ -221,10 +230,17 @@ def engineer(
     summary: dict[str, Any] = {"stage": stage, "out": str(out)}
     # the data collection's batches and the GRPO reward's paired reruns run on the executor
     with executor_scope(executor, ray_address, ray_actors), progress_display() as progress:
-        records = collect(data_config, out / "data", progress)
+        if launched():  # one of N processes of a launch: the data was complete before it, read it
+            from reharness.training.data import read_records
+
+            _check_launchable(data_config, out / "data", executor, ray_address, dry_run=False)
+            records = read_records(out / "data")
+        else:
+            records = collect(data_config, out / "data", progress)
         summary["data"] = _data_summary(records)
         if stage_config is not None:
-            _write_config(Path(stage_config.out), stage_config.model_dump(mode="json"))
+            if main_process():  # one writer of the stage's options under a launch
+                _write_config(Path(stage_config.out), stage_config.model_dump(mode="json"))
             if stage == "sft":
                 from reharness.training.sft import run_sft
 

@@ -33,6 +33,19 @@ AccelerateConfig = Annotated[
 
 #: options that decide how this process runs, not what the launched one does
 _NOT_FORWARDED = {"dry_run", "accelerate_config"}
+#: set for the processes of an ``accelerate launch`` that :func:`exec_launch` started: they train, and
+#: read the data that was collected before the launch instead of collecting it N times
+LAUNCHED = "REHARNESS_LAUNCHED"
+
+
+def launched() -> bool:
+    """Whether this process is one of the processes of a launch started by ``--accelerate-config``."""
+    return os.environ.get(LAUNCHED) == "1"
+
+
+def main_process() -> bool:
+    """Whether this process is the launch's first (or the only one): it writes the shared files."""
+    return os.environ.get("RANK", "0") == "0"
 
 
 def command_args(ctx: typer.Context) -> list[str]:
@@ -108,4 +121,4 @@ def exec_launch(command: list[str]) -> None:
             f"{command[0]!r} is not on the PATH",
             hint="pip install 'reharness[train]', or run the command printed by --dry-run yourself",
         )
-    os.execv(program, command)
+    os.execve(program, command, {**os.environ, LAUNCHED: "1"})

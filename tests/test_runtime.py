@@ -258,3 +258,16 @@ def test_history_window_keeps_head(window: int) -> None:
     assert last[0].role == "system" and "Your task is to" in last[1].content
     expected = 2 + (2 * window if window else 2 * 5)
     assert len(last) == expected
+
+
+def test_a_reharness_error_survives_pickling_with_its_hint() -> None:
+    """Errors raised in a Ray actor reach the driver pickled: message, hint and code are kept."""
+    import pickle
+
+    from reharness.core.errors import ConfigError
+    from reharness.runtime.ray_actors import RayExecutorError
+
+    for error in (ConfigError("bad", hint="fix it"), RayExecutorError("gone", hint="rerun", code="x")):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error) and str(back) == str(error)
+        assert (back.message, back.hint, back.code) == (error.message, error.hint, error.code)

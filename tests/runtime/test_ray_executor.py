@@ -151,15 +151,72 @@ def test_a_routed_run_on_ray_equals_the_local_one(cluster: str, tmp_path: Path) 
     assert remote["success_rate"] == local["success_rate"] > 0
 
 
+def episode_actors() -> int:
+    """How many episode actors this Ray instance has started so far (alive or ended): a command that ran
+    on Ray raises it, one that silently ran locally does not (the state API needs the dashboard, off here)."""
+    from ray._private import state
+
+    return sum(a["ActorClassName"] == "EpisodeActor" for a in state.actors().values())
+
+
+class StrayRoute:
+    """A route that declares H0 but picks another harness (a bug in a user's route)."""
+
+    identity = "stray"
+
+    async def harness_for(self, task: object, index: int) -> Harness:
+        return Harness(HOUSEHOLD.config.model_copy(update={"step_limit": 7}))
+
+    def harnesses(self) -> list[Harness]:
+        return [HOUSEHOLD]
+
+
+def test_a_route_choosing_an_undeclared_harness_is_a_config_error(cluster: str, tmp_path: Path) -> None:
+    from reharness.core.errors import ConfigError
+    from reharness.runtime.ray_executor import RayExecutor, RayOptions
+
+    spec = RunSpec(env="household", agent="solver", n=2, seed=0, concurrency=2)
+
+    async def go() -> None:
+        async with RayExecutor(RayOptions(actors=1, actor_cpus=0)) as executor:
+            await run_batch(spec, SolverAgent(), HOUSEHOLD, tmp_path, route=StrayRoute(), executor=executor)
+
+    with pytest.raises(ConfigError, match="not one of the harnesses it declares") as caught:
+        asyncio.run(go())
+    assert "route.harnesses()" in str(caught.value)
+
+
 def test_pool_eval_on_ray_equals_the_local_table(cluster: str, tmp_path: Path) -> None:
-    pool = routed_pool(tmp_path / "pool")
-    tables = []
-    for extra in ([], ["--executor", "ray", "--ray-actors", "2"]):
+    tables, started = [], []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-actors", "2"])):
+        pool = routed_pool(tmp_path / name)  # its own pool: the Ray run must not find the local runs stored
+        before = episode_actors()
         args = ["pool", "eval", str(pool), "--agent", "solver", "--n", "4", "--json", *extra]
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         tables.append(json.loads(result.stdout.strip().splitlines()[-1]))
+        started.append(episode_actors() - before)
     assert tables[0] == tables[1] and tables[0]["n"] == 4
+    assert started[0] == 0 and started[1] >= 2  # the Ray run's episodes were played by its actors
+
+
+def test_pool_reanchor_on_ray_writes_the_local_profile(cluster: str, tmp_path: Path) -> None:
+    """``pool reanchor --executor ray``: H0's and the sibling's episodes run on the actors, and the
+    re-anchored profile equals the one measured locally."""
+    profiles, started = [], []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-actors", "2"])):
+        pool = routed_pool(tmp_path / name)
+        before = episode_actors()
+        args = ["pool", "reanchor", str(pool), "--agent", "solver", "--n", "3", "--json", *extra]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.stdout.strip().splitlines()[-1])
+        assert summary["tasks"] == 3
+        started.append(episode_actors() - before)
+        profile = json.loads(Path(summary["profile"]).read_text(encoding="utf-8"))
+        profiles.append({k: v for k, v in profile.items() if k not in ("created", "created_at")})
+    assert started[0] == 0 and started[1] >= 2
+    assert profiles[0] == profiles[1]
 
 
 def test_train_engineer_collects_on_ray_as_locally(cluster: str, tmp_path: Path) -> None:
@@ -168,12 +225,15 @@ def test_train_engineer_collects_on_ray_as_locally(cluster: str, tmp_path: Path)
     args = ["train", "engineer", "--env", "household", "--stage", "data", "--agent", "random"]
     args += ["--batches", "1", "--valid-batches", "0", "--batch-size", "3", "--teacher-k", "1"]
     args += ["--max-steps", "8", "--json"]
-    summaries = []
+    summaries, started = [], []
     for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-actors", "2"])):
+        before = episode_actors()
         result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / name), *extra])
         assert result.exit_code == 0, result.output
         summaries.append(json.loads(result.stdout.strip().splitlines()[-1]))
+        started.append(episode_actors() - before)
     assert summaries[0]["data"] == summaries[1]["data"] and summaries[0]["data"]["batches"] == 1
+    assert started[0] == 0 and started[1] >= 2  # the collection ran on the actors
     local, remote = run_digests(tmp_path / "local"), run_digests(tmp_path / "ray")
     assert len(local) >= 2 and local == remote  # the baseline and the teacher's rerun(s)
 

@@ -165,3 +165,89 @@ def test_a_gpu_launch_of_a_cpu_run_is_refused(tmp_path: Path) -> None:
         "launches on GPUs, but the run trains on the CPU" in result.output
         and "--device cuda" in result.output
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"zero_optimization": {"stage": 2}}', 2),
+        ('{"zero_optimization": {"stage": "auto"}}', "auto"),
+        ('{"zero_optimization": {"stage": "3"}}', 3),
+        ('{"train_batch_size": "auto"}', None),
+        ("[1, 2]", "holds a JSON list, not an object"),
+        ('{"zero_optimization": 3}', "zero_optimization in the DeepSpeed file"),
+        ('{"zero_optimization": {"stage": "fast"}}', "stage in the DeepSpeed file"),
+        ("{ nope", "is not JSON"),
+    ],
+)
+def test_the_deepspeed_file_gives_its_stage_or_a_clear_error(
+    content: str, expected: object, tmp_path: Path
+) -> None:
+    """The ZeRO stage of the DeepSpeed file an accelerate config names: an integer, "auto" kept as is,
+    absent; anything else is a config_error that names the file (never a traceback)."""
+    pytest.importorskip("accelerate")
+    from reharness.core.errors import ConfigError
+    from reharness.training.launch import accelerate_summary
+
+    file = tmp_path / "ds.json"
+    file.write_text(content, encoding="utf-8")
+    config = yaml.safe_load((SCALE / "accelerate-8gpu-zero2.yaml").read_text(encoding="utf-8"))
+    config["deepspeed_config"]["deepspeed_config_file"] = str(file)
+    accelerate = tmp_path / "accelerate.yaml"
+    accelerate.write_text(yaml.safe_dump(config), encoding="utf-8")
+    if isinstance(expected, str) and expected != "auto":
+        with pytest.raises(ConfigError, match="DeepSpeed file|not JSON") as caught:
+            accelerate_summary(accelerate)
+        assert expected in caught.value.message and str(file) in caught.value.message
+    else:
+        assert accelerate_summary(accelerate)["zero_stage"] == expected
+
+
+def test_a_launch_needs_the_collected_data_and_one_ray_cluster(tmp_path: Path) -> None:
+    """``--accelerate-config`` without ``--dry-run`` would run the command in N processes: refused while
+    the data stage is incomplete (each would collect into OUT/data), and refused with ``--executor ray``
+    without ``--ray-address`` (each would start its own Ray instance). Nothing is collected or written."""
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    out = tmp_path / "x"
+    args = ["train", "engineer", "--env", "household", "--stage", "sft", "--out", str(out)]
+    args += ["--accelerate-config", str(SCALE / "accelerate-1gpu.yaml"), "--device", "cuda"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    assert "data collection" in result.output and "incomplete (20 of 20 batches" in result.output
+    assert "--stage data" in result.output
+    for extra in ([], ["--dry-run"]):
+        result = CliRunner().invoke(app, [*args, "--executor", "ray", *extra])
+        assert result.exit_code != 0
+        assert "needs --ray-address" in result.output and "own Ray instance" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["engineer", "policy"])
+def test_a_dry_run_refuses_ray_options_without_executor_ray(command: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+
+    args = ["train", command, "--env", "household", "--out", str(tmp_path / "x"), "--dry-run"]
+    result = CliRunner().invoke(app, [*args, "--ray-actors", "2"])
+    assert result.exit_code != 0
+    assert "--ray-actors only applies to --executor ray" in result.output
+
+
+def test_a_launched_process_reads_the_data_and_never_collects(tmp_path: Path) -> None:
+    """A process of the launch (``REHARNESS_LAUNCHED=1``, set by ``--accelerate-config``) finds the data
+    stage incomplete: it stops with the same clear error instead of collecting into OUT/data."""
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+    from reharness.cli.train_launch import LAUNCHED
+
+    out = tmp_path / "x"
+    args = ["train", "engineer", "--env", "household", "--stage", "sft", "--out", str(out)]
+    result = CliRunner().invoke(app, args, env={LAUNCHED: "1", "RANK": "1"})
+    assert result.exit_code != 0
+    assert "incomplete (20 of 20 batches" in result.output and "--stage data" in result.output
+    assert not (out / "data").exists() and not (out / "sft").exists()

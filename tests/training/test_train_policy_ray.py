@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -218,3 +219,84 @@ def test_the_grpo_reward_reruns_on_ray(cluster: None, micro_data: Path, tmp_path
         digests[name] = {p.name: trajectory_digest(open_run_dir(p).episodes()) for p in reruns}
     assert rewards["ray"] == rewards["local"] and rewards["local"][0] > 0 > rewards["local"][1]
     assert len(digests["local"]) == 2 and digests["ray"] == digests["local"]
+
+
+def _alive(class_name: str) -> list[str]:
+    """Actor ids of ``class_name`` that are not dead (the state API needs the dashboard, which is off)."""
+    from ray._private import state
+
+    deadline = time.monotonic() + 30  # a kill is asynchronous: wait until the GCS records it
+    while True:
+        ids = [
+            a["ActorID"]
+            for a in state.actors().values()
+            if a["ActorClassName"] == class_name and a["State"] != "DEAD"
+        ]
+        if not ids or time.monotonic() > deadline:
+            return ids
+        time.sleep(0.5)
+
+
+def test_policy_actors_that_cannot_load_the_model_stop_with_a_clear_error(
+    cluster: None, tmp_path: Path
+) -> None:
+    """A model directory the actors cannot load (here: a broken config.json) fails the start with an
+    executor_error that names the directory, and no policy actor is left running."""
+    import shutil
+
+    from reharness.models.registry import resolve_tiny
+    from reharness.runtime.ray_actors import RayExecutorError
+    from reharness.training.ray_rollouts import RayRolloutEngine
+
+    broken = tmp_path / "broken"
+    shutil.copytree(resolve_tiny("household-S"), broken)
+    (broken / "config.json").write_text("{ not json", encoding="utf-8")
+    executor = RayExecutor(RayOptions(actors=2, actor_cpus=0))
+    engine = RayRolloutEngine(executor, str(broken), "household", "train", "p", concurrency=2)
+    try:
+        with pytest.raises(RayExecutorError, match="policy actors could not start") as caught:
+            asyncio.run(engine.start())
+        assert str(broken) in str(caught.value) and "shared filesystem" in str(caught.value)
+        assert engine.actors == [] and _alive("PolicyActor") == []
+    finally:
+        asyncio.run(executor.close())
+
+
+def test_a_model_directory_gone_from_the_path_is_shipped_to_the_actors(cluster: None, tmp_path: Path) -> None:
+    """The driver reads a small model directory once; actors that cannot find the path (as on another
+    node) load the shipped copy; weights of another architecture are refused with a config_error; closing
+    the engine leaves no actor running."""
+    import shutil
+
+    from reharness.models.hf_backend import load_model_dir
+    from reharness.models.registry import resolve_tiny
+    from reharness.training.ray_rollouts import RayRolloutEngine
+    from reharness.training.rollouts import params_hash
+
+    moved = tmp_path / "model"
+    shutil.copytree(resolve_tiny("household-S"), moved)
+    expected = params_hash(load_model_dir(moved)[1])
+    executor = RayExecutor(RayOptions(actors=2, actor_cpus=0))
+    engine = RayRolloutEngine(executor, str(moved), "household", "train", "p", concurrency=2)
+    shutil.rmtree(moved)
+
+    async def go() -> list[str]:
+        import torch
+
+        from reharness.core.errors import ConfigError
+
+        await engine.start()
+        try:
+            hashes = list(await asyncio.gather(*[a.weights.remote() for a in engine.actors]))
+            # weights of another architecture: a clear error from the actors, not a load_state_dict trace
+            with pytest.raises(ConfigError, match="cannot load the trainer's weights"):
+                await engine.sync(torch.nn.Linear(2, 2))
+            return hashes
+        finally:
+            await engine.close()
+
+    try:
+        assert asyncio.run(go()) == [expected, expected]
+        assert _alive("PolicyActor") == []
+    finally:
+        asyncio.run(executor.close())

@@ -4,9 +4,11 @@
 Every command that runs episodes takes them: ``run`` (also routed, ``--pool``), ``improve``, ``pool
 evolve|eval|reanchor``, ``train engineer`` (data collection and the GRPO reward's paired reruns), ``train
 policy`` (its rollouts: :mod:`reharness.training.ray_rollouts`) and ``experiment r1|s`` (every stage).
+The exception is ``agent eval``, a quick greedy check of a tiny agent that always runs locally.
 
 The options are checked while the command line is read (a bad ``--ray-address`` or ``--ray-actors``
-exits 2 before any work), and :func:`build_executor` refuses Ray options without ``--executor ray`` and
+exits 2 before any work), and :func:`build_executor` (or, for a ``--dry-run``,
+:func:`check_executor_options`) refuses Ray options without ``--executor ray`` and
 names the install command when ``ray`` is missing, so a refused command leaves no run directory behind.
 """
 
@@ -70,18 +72,25 @@ RayActors = Annotated[
 ]
 
 
+def check_executor_options(executor: ExecutorKind, ray_address: str | None, ray_actors: int | None) -> None:
+    """Refuse Ray options without ``--executor ray`` (also where nothing runs: a ``--dry-run``)."""
+    if executor == ExecutorKind.ray:
+        return
+    options = (("--ray-address", ray_address), ("--ray-actors", ray_actors))
+    given = [name for name, value in options if value is not None]
+    if given:
+        raise ConfigError(
+            f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to --executor ray",
+            hint="add --executor ray, or drop " + " and ".join(given),
+        )
+
+
 def build_executor(
     executor: ExecutorKind, ray_address: str | None, ray_actors: int | None
 ) -> EpisodeExecutor:
     """The executor of a command, connected (Ray) before the command writes anything."""
+    check_executor_options(executor, ray_address, ray_actors)
     if executor != ExecutorKind.ray:
-        options = (("--ray-address", ray_address), ("--ray-actors", ray_actors))
-        given = [name for name, value in options if value is not None]
-        if given:
-            raise ConfigError(
-                f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to --executor ray",
-                hint="add --executor ray, or drop " + " and ".join(given),
-            )
         return LocalExecutor()
     from reharness.runtime.ray_executor import RayExecutor, RayOptions, require_ray
 

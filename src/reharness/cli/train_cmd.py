@@ -7,7 +7,8 @@ are skipped), then trains; the resolved options of each stage are written to ``t
 directory before anything runs. Progress goes to stderr; with ``--json`` stdout holds one JSON summary.
 ``--executor ray`` plays the collection's batches and the GRPO reward's paired reruns on Ray actors;
 ``--dry-run`` prints the stage's TRL arguments (and, with ``--accelerate-config``, the ``accelerate launch``
-line) without collecting or training (:mod:`reharness.cli.train_launch`).
+line) without collecting or training (:mod:`reharness.cli.train_launch`). Without ``--dry-run``,
+``--accelerate-config`` needs the data stage complete: the launched processes read it, never collect it.
 """
 
 from __future__ import annotations
@@ -24,8 +25,23 @@ from rich.table import Table
 
 from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
 from reharness.cli.progress import progress_display, step_reporter
-from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
-from reharness.cli.train_launch import AccelerateConfig, DryRun, command_args, exec_launch, show_plan
+from reharness.cli.scale import (
+    Executor,
+    ExecutorKind,
+    RayActors,
+    RayAddress,
+    check_executor_options,
+    executor_scope,
+)
+from reharness.cli.train_launch import (
+    AccelerateConfig,
+    DryRun,
+    exec_launch,
+    launch_plan,
+    launched,
+    main_process,
+    show_plan,
+)
 from reharness.cli.train_policy_cmd import policy_command
 from reharness.core.errors import ConfigError
 
@@ -155,6 +171,7 @@ def engineer(
     teacher patches validated by paired rerun (SFT set), cold-start SFT, then GRPO (reward: paired rerun)."""
     from reharness.training.data import DataConfig
 
+    check_executor_options(executor, ray_address, ray_actors)  # a dry run too
     if stage not in STAGES:
         raise ConfigError(f"unknown --stage {stage!r}", hint=f"use one of: {', '.join(STAGES)}")
     if size not in ("S", "micro"):
@@ -202,8 +219,10 @@ def engineer(
         )  # fmt: skip
         if not dry_run:  # a dry run may describe a GRPO stage whose SFT engineer is not trained yet
             check_sft_dir(stage_config.sft)  # before any batch runs
+    if accelerate_config is not None:
+        _check_launchable(data_config, out / "data", executor, ray_address, dry_run)
     if dry_run or accelerate_config is not None:
-        plan = _launch_plan(ctx, stage, stage_config, sft_max_new_tokens(stage_config), accelerate_config)
+        plan = _launch_plan(ctx, stage, stage_config, accelerate_config)
         if dry_run:
             show_plan(plan, as_json)
             return
@@ -211,10 +230,17 @@ def engineer(
     summary: dict[str, Any] = {"stage": stage, "out": str(out)}
     # the data collection's batches and the GRPO reward's paired reruns run on the executor
     with executor_scope(executor, ray_address, ray_actors), progress_display() as progress:
-        records = collect(data_config, out / "data", progress)
+        if launched():  # one of N processes of a launch: the data was complete before it, read it
+            from reharness.training.data import read_records
+
+            _check_launchable(data_config, out / "data", executor, ray_address, dry_run=False)
+            records = read_records(out / "data")
+        else:
+            records = collect(data_config, out / "data", progress)
         summary["data"] = _data_summary(records)
         if stage_config is not None:
-            _write_config(Path(stage_config.out), stage_config.model_dump(mode="json"))
+            if main_process():  # one writer of the stage's options under a launch
+                _write_config(Path(stage_config.out), stage_config.model_dump(mode="json"))
             if stage == "sft":
                 from reharness.training.sft import run_sft
 
@@ -231,27 +257,38 @@ def engineer(
         _print_summary(summary)
 
 
-def sft_max_new_tokens(stage_config: Any) -> int | None:
-    """The reply budget of a GRPO stage: its own, else its SFT engineer's (None when neither is known)."""
-    from reharness.training.grpo import GRPOStageConfig, check_sft_dir
+def _check_launchable(
+    data_config: Any, data: Path, executor: ExecutorKind, ray_address: str | None, dry_run: bool
+) -> None:
+    """Refuse an ``accelerate launch`` whose N processes would each collect data into ``data`` (the data
+    stage must be complete first), or each start its own Ray instance (they must join one cluster)."""
+    if executor == ExecutorKind.ray and ray_address is None:
+        raise ConfigError(
+            "--executor ray with --accelerate-config needs --ray-address: every launched process would "
+            "start its own Ray instance",
+            hint="start a cluster (`ray start --head`) and add --ray-address auto (or HOST:PORT), or drop "
+            "--executor ray (the data stage runs before the launch)",
+        )
+    if dry_run:  # a dry run may describe a launch whose data is not collected yet
+        return
+    from reharness.training.data import Collector, read_records, record_key
 
-    if not isinstance(stage_config, GRPOStageConfig):
-        return None
-    if stage_config.max_new_tokens:
-        return stage_config.max_new_tokens
-    try:
-        style = check_sft_dir(stage_config.sft).get("prompt_style") or {}
-        return int(style.get("max_new_tokens") or 0) or None
-    except ConfigError:
-        return None
+    _check_same_collection(data, data_config)
+    planned = {record_key(*batch) for batch in Collector(data_config, data).plan()}
+    missing = planned - {r.get("key") for r in read_records(data)}
+    if missing:
+        raise ConfigError(
+            f"the data collection in {str(data)!r} is incomplete ({len(missing)} of {len(planned)} batches "
+            "missing): every process of the launch would collect into it",
+            hint="run the same command with --stage data (and without --accelerate-config) first, then "
+            "launch the training stage",
+        )
 
 
 def _launch_plan(
-    ctx: typer.Context, stage: str, stage_config: Any, max_new_tokens: int | None, accelerate: Path | None
+    ctx: typer.Context, stage: str, stage_config: Any, accelerate: Path | None
 ) -> dict[str, Any]:
     """What ``--dry-run`` prints: the stage's TRL arguments and the command line that would run."""
-    from reharness.training.launch import accelerate_summary, check_launch, launch_command
-
     if stage_config is None:
         raise ConfigError(
             "--stage data trains nothing: there are no trainer arguments to print or launch",
@@ -259,26 +296,25 @@ def _launch_plan(
         )
     notes: list[str] = []
     if stage == "grpo":
-        from reharness.training.grpo import trl_kwargs
+        from reharness.training.grpo import DEFAULT_REPLY_TOKENS, check_sft_dir, reply_budget, trl_kwargs
 
-        if max_new_tokens is None:
-            notes.append("max_completion_length: the SFT engineer's reply budget (no SFT engineer yet: 1024)")
-        trainer, args = "trl.GRPOConfig", trl_kwargs(stage_config, max_new_tokens or 1024)
+        try:
+            sft_info: dict[str, Any] | None = check_sft_dir(stage_config.sft)
+        except ConfigError:  # a dry run of a GRPO stage whose SFT engineer is not trained yet
+            sft_info = None
+        if sft_info is None and not stage_config.max_new_tokens:
+            notes.append(
+                "max_completion_length: the SFT engineer's reply budget "
+                f"(no SFT engineer yet: {DEFAULT_REPLY_TOKENS})"
+            )
+        trainer, args = "trl.GRPOConfig", trl_kwargs(stage_config, reply_budget(stage_config, sft_info))
     else:
         from reharness.training.sft import sft_kwargs
 
         notes.append("max_length: the engineer model's max_position_embeddings (known once it is built)")
         trainer, args = "trl.SFTConfig", sft_kwargs(stage_config, max_length=0)
         args.pop("max_length")
-    plan: dict[str, Any] = {"stage": stage, "trainer": trainer, "args": args, "notes": notes}
-    argv = command_args(ctx)
-    if accelerate is not None:
-        plan["accelerate"] = accelerate_summary(accelerate)
-        check_launch(plan["accelerate"], args)
-        plan["command"] = launch_command(accelerate, argv)
-    else:
-        plan["command"] = ["reharness", *argv]
-    return plan
+    return launch_plan(ctx, stage, trainer, args, notes, accelerate)
 
 
 def _data_summary(records: list[dict[str, Any]]) -> dict[str, Any]:

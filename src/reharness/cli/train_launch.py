@@ -33,11 +33,25 @@ AccelerateConfig = Annotated[
 
 #: options that decide how this process runs, not what the launched one does
 _NOT_FORWARDED = {"dry_run", "accelerate_config"}
+#: set for the processes of an ``accelerate launch`` that :func:`exec_launch` started: they train, and
+#: read the data that was collected before the launch instead of collecting it N times
+LAUNCHED = "REHARNESS_LAUNCHED"
+
+
+def launched() -> bool:
+    """Whether this process is one of the processes of a launch started by ``--accelerate-config``."""
+    return os.environ.get(LAUNCHED) == "1"
+
+
+def main_process() -> bool:
+    """Whether this process is the launch's first (or the only one): it writes the shared files."""
+    return os.environ.get("RANK", "0") == "0"
 
 
 def command_args(ctx: typer.Context) -> list[str]:
-    """This command's arguments as a command line (subcommand path, then every option that is not its
-    default), without ``--dry-run``/``--accelerate-config``: what ``accelerate launch -m reharness`` runs."""
+    """This command's arguments as a command line: the subcommand path, then every option that is not at
+    its default (options only: the training commands take no positional arguments), without
+    ``--dry-run``/``--accelerate-config``: what ``accelerate launch -m reharness`` runs."""
     path: list[str] = []
     node: Any = ctx
     while node.parent is not None:  # the subcommands, without the program's own name
@@ -57,6 +71,29 @@ def command_args(ctx: typer.Context) -> list[str]:
         for item in value if isinstance(value, list | tuple) else [value]:
             args += [name, str(getattr(item, "value", item))]
     return [*path, *args]
+
+
+def launch_plan(
+    ctx: typer.Context,
+    stage: str,
+    trainer: str,
+    args: dict[str, Any],
+    notes: list[str],
+    accelerate: Path | None = None,
+) -> dict[str, Any]:
+    """A dry run's plan: the trainer's class and arguments, notes, and the command line that would run
+    (under ``accelerate launch`` with ``accelerate``, whose file is loaded and checked against ``args``)."""
+    plan: dict[str, Any] = {"stage": stage, "trainer": trainer, "args": args, "notes": notes}
+    argv = command_args(ctx)
+    if accelerate is None:
+        plan["command"] = ["reharness", *argv]
+        return plan
+    from reharness.training.launch import accelerate_summary, check_launch, launch_command
+
+    plan["accelerate"] = accelerate_summary(accelerate)
+    check_launch(plan["accelerate"], args)
+    plan["command"] = launch_command(accelerate, argv)
+    return plan
 
 
 def show_plan(plan: dict[str, Any], as_json: bool) -> None:
@@ -84,4 +121,4 @@ def exec_launch(command: list[str]) -> None:
             f"{command[0]!r} is not on the PATH",
             hint="pip install 'reharness[train]', or run the command printed by --dry-run yourself",
         )
-    os.execv(program, command)
+    os.execve(program, command, {**os.environ, LAUNCHED: "1"})

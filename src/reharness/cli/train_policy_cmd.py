@@ -18,8 +18,15 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import build_options, check_specs, friendly_errors, output_dir, stdout
-from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
-from reharness.cli.train_launch import DryRun, command_args, show_plan
+from reharness.cli.scale import (
+    Executor,
+    ExecutorKind,
+    RayActors,
+    RayAddress,
+    check_executor_options,
+    executor_scope,
+)
+from reharness.cli.train_launch import DryRun, launch_plan, show_plan
 from reharness.core.errors import ConfigError
 
 
@@ -115,6 +122,7 @@ def policy_command(
     from reharness.envs.registry import resolve_env_name
     from reharness.training.policy_config import PolicyTrainConfig
 
+    check_executor_options(executor, ray_address, ray_actors)  # a dry run too
     env_name = resolve_env_name(env).name
     agent = agent.replace("{env}", env_name)
     check_specs([env_name], agents=[agent])
@@ -153,18 +161,16 @@ def policy_command(
     if dry_run:
         from reharness.training.policy_train import trl_kwargs
 
-        plan = {"stage": "policy", "trainer": "trl.GRPOConfig", "args": trl_kwargs(config)}
-        plan["command"] = ["reharness", *command_args(ctx)]
-        plan["notes"] = [
+        note = (
             "the policy trains in this process on the CPU (use_cpu); with --executor ray its rollouts run "
             "on Ray actors that load the weights after every optimizer step"
-        ]
-        show_plan(plan, as_json)
+        )
+        show_plan(launch_plan(ctx, "policy", "trl.GRPOConfig", trl_kwargs(config), [note]), as_json)
         return
     from reharness.cli.progress import progress_display, step_reporter
     from reharness.training.policy_train import train_policy
 
-    # --executor ray: the rollouts on policy actors (weights synced per step), evaluations on episode actors
+    # --executor ray: the rollouts on policy actors (weights synced per step); re-anchoring stays local
     with executor_scope(executor, ray_address, ray_actors), progress_display() as progress:
         summary = train_policy(config, progress=step_reporter(progress))
     if as_json:

@@ -6,7 +6,7 @@ with the failure taxonomy, so they can be matched by scripts and stored in traje
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -29,6 +29,16 @@ class ReharnessError(Exception):
         if self.hint:
             text += f"\n  how to fix: {self.hint}"
         return text
+
+    def __reduce__(self) -> Any:
+        """Pickling (an error raised in a Ray actor, read on the driver) keeps message, hint and code."""
+        return (_rebuild, (type(self), self.message, self.hint, self.code), self.__dict__)
+
+
+def _rebuild(cls: type[ReharnessError], message: str, hint: str | None, code: str) -> ReharnessError:
+    error = cls.__new__(cls)
+    ReharnessError.__init__(error, message, hint=hint, code=code)
+    return error
 
 
 class ConfigError(ReharnessError):

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,13 +40,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reharness.core.errors import ConfigError, ReharnessError
+from reharness.core.errors import ConfigError
 from reharness.core.secrets import redact
 from reharness.envs.registry import make_env
 from reharness.runtime.agents import Agent
 from reharness.runtime.dispatch import Annotate, Deliver, EpisodeBatch, episode_seed, finished_line
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
+from reharness.runtime.ray_actors import RayExecutorError, end_actors, lost_errors, start_actors, task_error
 from reharness.store.records import EpisodeRecord
 
 INSTALL_HINT = "pip install 'reharness[ray]'"
@@ -53,12 +55,6 @@ INSTALL_HINT = "pip install 'reharness[ray]'"
 MAX_SLOTS = 256
 #: episodes queued on an actor beyond the ones it plays: the next one starts without a driver round trip
 PREFETCH = 2
-
-
-class RayExecutorError(ReharnessError):
-    """The Ray executor could not run the batch (no cluster, no room for its actors, actors kept dying)."""
-
-    code = "executor_error"
 
 
 def require_ray() -> Any:
@@ -201,7 +197,9 @@ class RayExecutor:
         self.retried = 0  #: episodes sent again after their actor died
         self.deaths = 0  #: actors replaced
         self._started_ray = False
-        self._starting = asyncio.Lock()  # concurrent batches (improve's candidates) start the actors once
+        #: concurrent batches (improve's candidates, a reward's own loop thread) start the actors once;
+        #: a threading lock, since one executor serves several event loops
+        self._starting = threading.Lock()
 
     # ------------------------------------------------------------------ actors
     def connect(self) -> None:
@@ -236,21 +234,27 @@ class RayExecutor:
         return remote.remote()
 
     async def start(self) -> None:
-        """Start the actors and wait until every one is up."""
-        self.connect()
-        self.actors = [self._spawn() for _ in range(self.options.actors)]
-        try:
-            await asyncio.wait_for(
-                asyncio.gather(*[a.ready.remote() for a in self.actors]), self.options.startup_timeout_s
+        """Start the actors and wait until every one is up (once: a started executor returns at once)."""
+        await asyncio.to_thread(self._start_once)
+
+    def _start_once(self) -> None:
+        with self._starting:
+            if self.actors:
+                return
+            self.connect()
+            actors = [self._spawn() for _ in range(self.options.actors)]
+            start_actors(
+                self.ray,
+                actors,
+                lambda actor: actor.ready.remote(),
+                self.options.startup_timeout_s,
+                what="Ray episode actors",
+                too_slow_hint=f"each actor reserves {self.options.actor_cpus:g} CPUs: lower --ray-actors, "
+                "or add machines to the cluster",
+                failed_hint="check the actors' logs (`ray logs`); every node needs reharness (and the "
+                "agent's packages) installed, e.g. through the cluster's image or a runtime_env",
             )
-        except TimeoutError:
-            cpus = self.ray.cluster_resources().get("CPU", 0)
-            await self.close()
-            raise RayExecutorError(
-                f"{self.options.actors} Ray actors did not start within {self.options.startup_timeout_s:g}s "
-                f"(the cluster has {cpus:g} CPUs; each actor reserves {self.options.actor_cpus:g})",
-                hint="lower --ray-actors, or add machines to the cluster",
-            ) from None
+            self.actors = actors
 
     def _replace(self, position: int, dead: Any) -> None:
         if self.actors[position] is not dead:  # already replaced by another episode of that actor
@@ -293,13 +297,22 @@ class RayExecutor:
             spare_env.close()  # the actors build their own envs (a routed run's driver keeps one)
         if not missing:
             return
-        async with self._starting:
-            if not self.actors:
-                await self.start()
+        try:
+            await self._run_missing(batch, missing, deliver, spare_env)
+        finally:
+            if route is not None:
+                spare_env.close()
+
+    async def _run_missing(
+        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: Any
+    ) -> None:
+        route = batch.route
+        await self.start()
         ray = self.ray
         key = uuid.uuid4().hex
         slots = min(MAX_SLOTS, math.ceil(batch.concurrency / len(self.actors)))
         routed = route.harnesses() if route is not None else []
+        positions = {h.identity: p for p, h in reversed(list(enumerate(routed)))}
         context = _BatchContext(
             batch.run_id,
             batch.env_name,
@@ -317,7 +330,7 @@ class RayExecutor:
         for _ in range(slots + PREFETCH):
             for position in range(len(self.actors)):
                 free.put_nowait(position)
-        lost = (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError)
+        lost = lost_errors(ray)
 
         async def choose(i: int) -> int:
             """A routed run: the driver's route picks task ``i``'s harness before it is sent."""
@@ -325,7 +338,13 @@ class RayExecutor:
                 return -1
             task = spare_env.get_task(batch.indices[i])
             chosen = await route.harness_for(task, i)
-            return next(p for p, h in enumerate(routed) if h is chosen)
+            if chosen.identity not in positions:
+                raise ConfigError(
+                    f"route {route.identity!r} chose harness {chosen.name!r} ({chosen.identity}) for task "
+                    f"{batch.indices[i]}, which is not one of the harnesses it declares",
+                    hint="a route's harness_for must return one of route.harnesses()",
+                )
+            return positions[chosen.identity]
 
         async def one(i: int) -> None:
             harness = await choose(i)
@@ -342,7 +361,7 @@ class RayExecutor:
                     self.retried += 1
                     self._replace(position, actor)
                 except ray.exceptions.RayTaskError as exc:  # the episode itself raised (a bug)
-                    raise exc.as_instanceof_cause() from None
+                    raise task_error(exc) from None
                 finally:
                     in_flight.discard(ref)
                     free.put_nowait(position)
@@ -361,21 +380,14 @@ class RayExecutor:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
-            if route is not None:
-                spare_env.close()
             for actor in self.actors:
                 actor.end_batch.remote(key)  # fire and forget; a dead actor has nothing to close
 
     async def release(self) -> None:
         """End the actors (their CPUs go back to the cluster) but keep the connection: the next batch
         starts new ones. ``train policy`` hands the command's CPUs to its policy actors this way."""
-        ray = self.ray
-        if self.actors:
-            closing = [a.close.remote() for a in self.actors]
-            await asyncio.wait([asyncio.ensure_future(_quiet(c)) for c in closing], timeout=30)
-            for actor in self.actors:
-                ray.kill(actor)
-            self.actors = []
+        actors, self.actors = self.actors, []
+        await asyncio.to_thread(end_actors, self.ray, actors)
 
     async def close(self) -> None:
         """Close every actor's envs, sandbox workers and agents, end the actors, and shut down a Ray
@@ -385,8 +397,3 @@ class RayExecutor:
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
             self._started_ray = False
-
-
-async def _quiet(ref: Any) -> None:
-    with contextlib.suppress(Exception):  # a dead actor has nothing left to close
-        await ref

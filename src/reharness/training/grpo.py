@@ -102,6 +102,18 @@ def check_sft_dir(path: str | Path) -> dict[str, Any]:
     return info
 
 
+#: GRPO's reply budget (tokens) when neither the stage nor its SFT engineer names one
+DEFAULT_REPLY_TOKENS = 1024
+
+
+def reply_budget(config: GRPOStageConfig, sft_info: dict[str, Any] | None) -> int:
+    """GRPO's reply budget: the stage's ``max_new_tokens``, else the one its SFT engineer was trained for
+    (``sft_info``: :func:`check_sft_dir`'s answer, None when there is no SFT engineer yet), else
+    :data:`DEFAULT_REPLY_TOKENS`. The trainer and ``--dry-run`` both ask here."""
+    style = (sft_info or {}).get("prompt_style") or {}
+    return config.max_new_tokens or int(style.get("max_new_tokens") or 0) or DEFAULT_REPLY_TOKENS
+
+
 def train_rows(config: GRPOStageConfig, split: str = "train") -> list[dict[str, Any]]:
     """The packet rows GRPO trains on: train split, failures found, optionally only ``config.envs``."""
     from reharness.training.data import packet_rows, read_records
@@ -206,7 +218,7 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
     sft_info = check_sft_dir(config.sft)
     rows = train_rows(config)
     old = PromptStyle.model_validate(sft_info.get("prompt_style") or {})
-    max_new = config.max_new_tokens or old.max_new_tokens or 1024
+    max_new = reply_budget(config, sft_info)
     style = old.model_copy(update={"max_new_tokens": max_new})
     tokenizer, model, _ = load_engineer(config.sft, dtype="bfloat16" if config.bf16 else None)
     out = Path(config.out)

@@ -56,7 +56,7 @@ def accelerate_summary(path: Path) -> dict[str, Any]:
     return summary
 
 
-def _zero_stage(file: Path) -> int | None:
+def _zero_stage(file: Path) -> int | str | None:
     """The ZeRO stage of a DeepSpeed JSON file (relative paths: to the directory accelerate runs in)."""
     if not file.is_file():
         raise ConfigError(
@@ -68,8 +68,30 @@ def _zero_stage(file: Path) -> int | None:
         data = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"the DeepSpeed file {str(file)!r} is not JSON: {exc}", hint="fix it") from None
-    stage = (data.get("zero_optimization") or {}).get("stage")
-    return int(stage) if stage is not None else None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"the DeepSpeed file {str(file)!r} holds a JSON {type(data).__name__}, not an object",
+            hint='write a DeepSpeed config object, e.g. {"zero_optimization": {"stage": 2}}',
+        )
+    zero = data.get("zero_optimization")
+    if zero is None:
+        return None
+    if not isinstance(zero, dict):
+        raise ConfigError(
+            f"zero_optimization in the DeepSpeed file {str(file)!r} is not an object",
+            hint='write it as {"stage": 0|1|2|3, ...}',
+        )
+    stage = zero.get("stage")
+    if stage is None or isinstance(stage, int) and not isinstance(stage, bool):
+        return stage
+    if isinstance(stage, str) and stage.strip().isdigit():
+        return int(stage)
+    if stage == "auto":  # filled in by the integration that launches DeepSpeed: printed as is
+        return stage
+    raise ConfigError(
+        f"zero_optimization.stage in the DeepSpeed file {str(file)!r} is {stage!r}",
+        hint='use 0, 1, 2 or 3 (or "auto")',
+    )
 
 
 def launch_command(config_file: Path, args: list[str]) -> list[str]:

@@ -124,10 +124,8 @@ class TrainingSession:
             loaded=(tokenizer, model),
             max_batch_size=config.concurrency,
         )
-        self.engine: Any = RolloutEngine(
-            config.env, config.split, self.backend, concurrency=config.concurrency, annotate=failure_codes
-        )
         self.remote = _rollouts_on(executor)
+        self.engine: Any
         if self.remote:  # the step's rollouts on Ray actors holding synced copies of the policy
             from reharness.training.ray_rollouts import RayRolloutEngine
 
@@ -138,6 +136,10 @@ class TrainingSession:
                 config.split,
                 self.backend.policy_id,
                 concurrency=config.concurrency,
+            )
+        else:  # only the engine that plays the rollouts is built (a local one owns a thread pool)
+            self.engine = RolloutEngine(
+                config.env, config.split, self.backend, concurrency=config.concurrency, annotate=failure_codes
             )
         self.pool, self.router = self._pool()
         # H0 is the pool's base harness when there is a pool (the one its siblings were evolved from)

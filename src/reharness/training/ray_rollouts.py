@@ -8,7 +8,11 @@ reharness's own rollout code:
   wraps it in its own micro-batching :class:`~reharness.models.hf_backend.HFBackend` and
   :class:`~reharness.training.rollouts.RolloutEngine`: the same ``EpisodeRunner``, harness, hooks (in the
   actor's sandbox workers), parsing and per-call recorder (prompt ids, completion ids, log-probs) as a
-  local run;
+  local run. The model directory must be readable by every actor: the driver reads it once and ships its
+  files (config, tokenizer, weights) through the object store when it is at most :data:`SHIP_LIMIT`
+  (the tiny models, small HF models), and an actor on a node without that path loads the shipped copy; a
+  larger directory must be at the same path on every node (a shared filesystem). An actor that cannot
+  load it stops the start with an ``executor_error`` that says so, and no actor is left running;
 - before the rollouts of an optimizer step, the driver puts the trainer's ``state_dict`` in Ray's object
   store **once** (:meth:`RayRolloutEngine.sync`) and every actor loads it, tagged with the weights' content
   hash (:func:`~reharness.training.policy_grpo.params_hash`). An actor checks the hash of what it loaded,
@@ -29,28 +33,55 @@ step stops the training with an ``executor_error``; rerunning the command resume
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from reharness.core.errors import ConfigError
 from reharness.runtime.harness import Harness
+from reharness.runtime.ray_actors import RayExecutorError, call_actors, end_actors, start_actors
 from reharness.training.rollouts import Job, Rollout, RolloutStats
 
+#: model directories up to this size are shipped to the actors through Ray's object store
+SHIP_LIMIT = 1 << 30
 
-class StaleWeightsError(RuntimeError):
-    """A rollout actor was asked to play jobs for weights it does not hold."""
+
+class StaleWeightsError(RayExecutorError):
+    """A rollout actor was asked to play jobs for weights it does not hold (or loaded other weights)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(
+            message,
+            hint="a policy actor holds other weights than the trainer: rerun the same command to resume from "
+            "the last checkpoint; if it happens again, report it (the weight sync is broken)",
+        )
 
 
 class PolicyActor:
     """One Ray actor: a copy of the policy, its backend and rollout engine (see the module docstring)."""
 
-    def __init__(self, model_dir: str, env_name: str, split: str, policy_id: str, concurrency: int) -> None:
+    def __init__(
+        self,
+        model_dir: str,
+        env_name: str,
+        split: str,
+        policy_id: str,
+        concurrency: int,
+        files: dict[str, bytes] | None = None,
+    ) -> None:
         from reharness.failures import failure_codes
         from reharness.models.hf_backend import HFBackend, load_model_dir
         from reharness.training.rollouts import RolloutEngine, params_hash
 
+        self.unpacked: str | None = None
+        if files is not None and not (Path(model_dir) / "config.json").is_file():  # not on this node
+            self.unpacked = model_dir = tempfile.mkdtemp(prefix="reharness-policy-")
+            for name, data in files.items():
+                (Path(model_dir) / name).write_bytes(data)
         self.tokenizer, self.model = load_model_dir(model_dir)
         self.model.eval()
         self.backend = HFBackend(
@@ -76,7 +107,14 @@ class PolicyActor:
 
         def load() -> str:
             state = ray.get(refs[0])
-            self.model.load_state_dict(state)
+            try:
+                self.model.load_state_dict(state)
+            except RuntimeError as exc:  # missing/unexpected keys, other shapes
+                raise ConfigError(
+                    f"the policy actors cannot load the trainer's weights: {str(exc).splitlines()[0]}",
+                    hint="the trained model must have the architecture of the model directory the actors "
+                    "load (the same --agent)",
+                ) from None
             self.model.eval()
             return params_hash(self.model)
 
@@ -99,6 +137,21 @@ class PolicyActor:
     async def close(self) -> None:
         await self.engine.close(list(self.harnesses.values()))
         await self.backend.close()
+        if self.unpacked is not None:
+            shutil.rmtree(self.unpacked, ignore_errors=True)
+
+
+def model_files(model_dir: str) -> dict[str, bytes] | None:
+    """The files of a model directory (config, tokenizer, weights), to ship through the object store; None
+    when it is not readable here or larger than :data:`SHIP_LIMIT` (then every node must read the path)."""
+    root = Path(model_dir)
+    try:
+        files = [p for p in root.iterdir() if p.is_file()]
+        if sum(p.stat().st_size for p in files) > SHIP_LIMIT:
+            return None
+        return {p.name: p.read_bytes() for p in files}
+    except OSError:
+        return None
 
 
 def job_groups(jobs: Sequence[Job]) -> list[list[int]]:
@@ -132,31 +185,37 @@ class RayRolloutEngine:
         self.options = executor.options
         self.env_name, self.split = env_name, split  # the rescue audit replays in this env and split
         self.args = (model_dir, env_name, split, policy_id, concurrency)
+        #: the model directory's files, shipped to actors on nodes that cannot read it (read now: a
+        #: directory that later disappears, e.g. a temporary one, still starts the actors)
+        self.files = model_files(model_dir)
         self.stats = RolloutStats()
         self.actors: list[Any] = []
         self.tag: str | None = None  #: the hash of the weights every actor holds
         self.syncs = 0  #: state_dicts put in the object store
 
     async def start(self) -> None:
-        from reharness.runtime.ray_executor import RayExecutorError
-
+        """Start the policy actors (each loads the model directory) and wait until every one is up."""
         await self.executor.release()  # hand the command's episode actors' CPUs to the policy actors
         self.executor.connect()
         actor = self.ray.remote(PolicyActor).options(
             num_cpus=self.options.actor_cpus, num_gpus=self.options.actor_gpus, max_concurrency=8
         )
-        self.actors = [actor.remote(*self.args) for _ in range(self.options.actors)]
-        try:
-            await asyncio.wait_for(
-                asyncio.gather(*[a.weights.remote() for a in self.actors]), self.options.startup_timeout_s
-            )
-        except TimeoutError:
-            await self.close()
-            raise RayExecutorError(
-                f"{self.options.actors} policy actors did not start within "
-                f"{self.options.startup_timeout_s:g}s",
-                hint="lower --ray-actors, or add machines to the cluster",
-            ) from None
+        files = None if self.files is None else self.ray.put(self.files)  # once, however many actors
+        actors = [actor.remote(*self.args, files) for _ in range(self.options.actors)]
+        await asyncio.to_thread(
+            start_actors,
+            self.ray,
+            actors,
+            lambda a: a.weights.remote(),
+            self.options.startup_timeout_s,
+            what="policy actors",
+            too_slow_hint="lower --ray-actors, or add machines to the cluster",
+            failed_hint=f"the policy actors could not load {self.args[0]!r} on their node: check that "
+            "it loads here (--agent hf:DIR); a directory over "
+            f"{SHIP_LIMIT >> 20} MiB is not shipped, so it must be readable at the same path on every node "
+            "(a shared filesystem); or run with --executor local",
+        )
+        self.actors = actors
 
     async def sync(self, model: Any) -> str:
         """Make every actor hold ``model``'s current weights (one ``ray.put`` when they changed)."""
@@ -175,19 +234,13 @@ class RayRolloutEngine:
         return tag
 
     async def _call(self, send: Any) -> list[Any]:
-        from reharness.runtime.ray_executor import RayExecutorError
-
-        lost = (self.ray.exceptions.RayActorError, self.ray.exceptions.WorkerCrashedError)
-        try:
-            return list(await asyncio.gather(*[send(p, a) for p, a in enumerate(self.actors)]))
-        except lost as exc:
-            raise RayExecutorError(
-                f"a policy rollout actor died: {exc}",
-                hint="check the actors' logs (`ray logs`) for out-of-memory kills; rerun the same command to "
-                "resume from the last checkpoint",
-            ) from None
-        except self.ray.exceptions.RayTaskError as exc:
-            raise exc.as_instanceof_cause() from None
+        return await call_actors(
+            self.ray,
+            asyncio.gather(*[send(p, a) for p, a in enumerate(self.actors)]),
+            what="a policy rollout actor",
+            hint="check the actors' logs (`ray logs`) for out-of-memory kills; rerun the same command to "
+            "resume from the last checkpoint",
+        )
 
     async def run(
         self, jobs: Sequence[Job], role: str | None = None, indices: Sequence[int] | None = None
@@ -219,16 +272,6 @@ class RayRolloutEngine:
     async def close(self, harnesses: Sequence[Harness] = ()) -> None:
         """Close the actors' envs and sandbox workers (of their own harness copies: ``harnesses``, the
         driver's, have none), then end the actors (the Ray connection stays: the executor owns it)."""
-        if not self.actors:
-            return
-        closing = [asyncio.ensure_future(_quiet(a.close.remote())) for a in self.actors]
-        await asyncio.wait(closing, timeout=30)
-        for actor in self.actors:
-            self.ray.kill(actor)
-        self.actors = []
+        actors, self.actors = self.actors, []
         self.tag = None
-
-
-async def _quiet(ref: Any) -> None:
-    with contextlib.suppress(Exception):  # a dead actor has nothing left to close
-        await ref
+        await asyncio.to_thread(end_actors, self.ray, actors)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from reharness.cli.main import app
 from reharness.models.tiny.registry import is_model_dir
 
-TINY = {f"{env}-{size}" for env in ("household", "shop", "db") for size in ("S", "M")}
+TINY = {f"{env}-{size}" for env in ("household", "shop", "db") for size in ("S", "M")} | {"apps-S", "code-S"}
 
 
 def cli(*args: str) -> tuple[int, str]:

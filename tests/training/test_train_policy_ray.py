@@ -181,10 +181,17 @@ def test_weight_sync_gives_the_local_rollouts_and_stale_actors_refuse(cluster: N
         asyncio.run(executor.close())
 
 
-def test_the_grpo_reward_reruns_on_ray(cluster: None, micro_data: Path, tmp_path: Path) -> None:
+def test_the_grpo_reward_reruns_on_ray(cluster: None, tmp_path: Path) -> None:
     """``train engineer --stage grpo --executor ray``: the reward's paired reruns run on its own event-loop
     thread; the executor set around the trainer reaches them, and the rewards and reruns equal local ones."""
     import shutil
+
+    from conftest import collect
+
+    # a collection of its own: the session's micro_data/runs also holds the reruns other tests stored, and a
+    # stored rerun is reused instead of run, so no actor would start
+    micro_data = tmp_path / "data"
+    collect(micro_data)
 
     from targets import SNAP, ClumsySolver
     from test_grpo import HARMFUL, _reply

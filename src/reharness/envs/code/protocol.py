@@ -1,22 +1,8 @@
 """The ``code`` env's actions: SWE-agent / OpenHands-style commands as text, and the same as tool calls.
 
 A reply's command is the content of its first ```` ``` ```` fence, or, without a fence, the text from its
-first line that starts with a command name. Commands::
-
-    view [PATH] [START-END]          a file with line numbers (a range), or a directory listing
-    search PATTERN [PATH]            literal grep (quote patterns with spaces: search 'def f' pkg)
-    str_replace PATH                 replace the one occurrence of OLD by NEW
-    <<<<<<< SEARCH
-    OLD
-    =======
-    NEW
-    >>>>>>> REPLACE
-    insert PATH LINE                 insert TEXT after line LINE (0: at the top)
-    <<<<<<< TEXT
-    TEXT
-    >>>>>>> END
-    run_tests [TEST_ID ...]          the given tests, or the whole suite
-    submit                           finish: the change is graded
+first line that starts with a command name; the commands are listed in :data:`HELP` (the text the
+harness shows the agent).
 
 Tool calls (``view``, ``search``, ``str_replace``, ``insert``, ``run_tests``, ``submit``) map onto that
 text and back, so both protocols drive the same env.

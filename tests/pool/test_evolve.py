@@ -70,7 +70,7 @@ def test_the_pool_directory_and_report(evolved) -> None:  # type: ignore[no-unty
     report = (out / "report.md").read_text()
     assert "## Coverage" in report and "| action_validity (2) | 2 |" in report
     lines = (out / "evolve" / "candidates.jsonl").read_text().splitlines()
-    assert len(lines) == len(evolved.candidates) == 13
+    assert len(lines) == len(evolved.candidates) == 11  # no admissible_template mutation while unlisted
 
 
 def test_rerun_resumes_from_the_stored_runs(evolved, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -116,3 +116,39 @@ def test_bad_options() -> None:
         EvolveConfig.build(**(OPTIONS | {"size": 0}))
     with pytest.raises(UnknownNameError, match="action_validity"):
         _evolve(Path("/nonexistent/never-written"), holdout_direction="action_validty")
+
+
+def test_finalists_add_only_candidates_that_rescue_something_new() -> None:
+    from reharness.pool.evolve import pick_finalists
+    from reharness.pool.lineage import Lineage
+
+    def cand(cid: str, fitness: float, rescued: list[str], broken: list[str] = []) -> Lineage:  # noqa: B006
+        return Lineage("action_validity", 1, cid=cid, fitness=fitness, rescued=rescued, broken=broken)
+
+    a = cand("a", 3, ["t1", "t2", "t3"])
+    same = cand("same", 3, ["t1", "t2"])  # a subset of a's rescues: adds nothing
+    other = cand("other", 1, ["t4"], ["t9"])
+    tie = cand("tie", 3, ["t1", "t2", "t3"], ["t8"])  # as fit as a but breaks more: ranked after it
+    assert [c.cid for c in pick_finalists([a, same, other, tie], 3)] == ["a", "other"]
+    assert [c.cid for c in pick_finalists([tie, other, a], 1)] == ["a"]
+    assert pick_finalists([], 2) == []
+    with pytest.raises(ConfigError, match="finalists"):
+        EvolveConfig.build(**(OPTIONS | {"finalists": 0}))
+
+
+def test_config_mutations_follow_the_parent_config() -> None:
+    from reharness.pool.directions import load_directions
+    from reharness.pool.mutations import LISTING_WINDOW, config_mutations
+    from reharness.runtime.harness import base_harness_config
+
+    [validity] = [d for d in load_directions(None) if d.name == "action_validity"]
+    h0 = base_harness_config("household")
+    assert not h0.show_admissible and h0.history_window == 0
+    deltas = config_mutations(validity, h0)
+    # the listing comes with a bounded history; its template is not mutated while nothing shows it
+    assert {"show_admissible": True, "history_window": LISTING_WINDOW} in deltas
+    assert not any("admissible_template" in d for d in deltas)
+    listed = h0.model_copy(update={"show_admissible": True, "history_window": 8})
+    deltas = config_mutations(validity, listed)
+    assert {"show_admissible": False} in deltas and any("admissible_template" in d for d in deltas)
+    assert all(set(d) <= set(validity.config_fields) for d in deltas)

@@ -56,10 +56,10 @@ def test_eval_rank1_routes_the_garbled_task_types_to_the_sibling(pool_dir: Path)
     assert h0["harness"] == "H0" and sibling["direction"] == "action_validity"
     assert h0["success"] < 1.0 and sibling["success"] == 1.0 and sibling["broken"] == 0
     rank1 = result["rank1"]
-    # the router sends exactly the task types the validation profile saw rescued to the sibling
-    assert rank1["rollouts"] == 16 and sum(rank1["routing"].values()) == 16
+    # the sibling broke nothing on valid and rescued the garbled types, so its pool-wide gain is positive and
+    # the types it left unchanged follow it too (the per-type rule alone: tests/pool/test_router.py)
+    assert rank1["rollouts"] == 16 and rank1["routing"] == {sibling["id"]: 16}
     assert rank1["success"] == result["oracle"]["success"] == 1.0 and rank1["broken"] == 0
-    assert rank1["routing"]["H0"] > 0  # the solved types stay in H0
     assert result["oracle"]["coverage"] == 1.0 and result["oracle"]["rollouts"] == 32
     clusters = {c["cluster"]: c for c in result["clusters"]}
     assert clusters["any failure"]["h0_failures"] == result["oracle"]["h0_failures"]

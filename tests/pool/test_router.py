@@ -192,13 +192,35 @@ def test_rank1_picks_a_sibling_only_where_it_beats_h0(pool: Pool) -> None:
     picked = asyncio.run(go(router, task))
     assert picked.kind == "rank1" and picked.choice == [long_id]
     assert picked.candidates[0].score == pytest.approx(0.2) and "vs H0 0.500" in picked.candidates[0].reason
-    assert asyncio.run(go(router, other)).choice == []  # nothing beats H0 here: run H0
+    # no evidence on this type: the sibling's pool-wide gain (+0.2) decides, through the prior
+    assert asyncio.run(go(router, other)).choice == [long_id]
+    assert asyncio.run(go(Router(pool, profile, rank1_prior=0), other)).choice == []  # no prior: run H0
     assert asyncio.run(go(Router(pool, profile, min_gain=0.25), task)).choice == []
     for _ in range(20):  # outcomes learned on H0-failed groups do not count as evidence against H0
         profile.update(short_id, ["loop_recovery"], kind, rescued=True, broke=False)
     assert asyncio.run(go(router, task)).choice == [long_id]
     voted = asyncio.run(go(Router(pool, profile, "vote", judges=[DirectionJudge()]), task))
     assert voted.choice == [long_id] and voted.votes[0].vote is None  # no failure codes before acting
+
+
+def test_rank1_shrinks_thin_type_evidence_toward_the_pool_wide_gain(pool: Pool) -> None:
+    env = make_env("household", split="valid")
+    task = env.get_task(0)
+    other = next(env.get_task(i) for i in range(1, 20) if env.get_task(i).task_type != task.task_type)
+    sid = pool.get("long-budget").id
+    good = ProfileCell(attempts=30, h0_failures=20, rescues=9, breaks=0, successes=19)
+
+    def pick(bad: ProfileCell, prior: float = 10.0) -> list[str]:
+        profile = profile_of(pool, {}, by_task_type={sid: {task.task_type: good, other.task_type: bad}})
+        return asyncio.run(Router(pool, profile, rank1_prior=prior).rank1(other)).choice
+
+    thin = ProfileCell(attempts=2, h0_failures=0, breaks=1, successes=1)  # one break in two tasks: noise
+    assert pick(thin) == [sid]
+    assert pick(thin, prior=0) == []  # the raw per-type gain (-0.5) sends the type to H0
+    many = ProfileCell(attempts=40, h0_failures=0, breaks=8, successes=32)  # a type it reliably hurts
+    assert pick(many) == []
+    with pytest.raises(ConfigError, match="rank1_prior"):
+        Router(pool, profile_of(pool, {}), rank1_prior=-1)
 
 
 def test_decision_log_parses_and_records_outcomes(pool: Pool, tmp_path: Path) -> None:

@@ -66,6 +66,15 @@ def evolve_command(
     min_new: Annotated[
         int, typer.Option(min=1, help="New valid rescues a sibling must add to be admitted (m).")
     ] = 1,
+    finalists: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=16,
+            help="Most finalists per direction and generation (the best candidate, then ones that rescue "
+            "a train task no earlier finalist rescues).",
+        ),
+    ] = 2,
     no_config_mutations: Annotated[
         bool,
         typer.Option(
@@ -103,6 +112,7 @@ def evolve_command(
         max_regressions=max_regressions,
         lam=lam,
         min_new=min_new,
+        finalists=finalists,
         config_mutations=not no_config_mutations,
         seed=seed,
         out=str(out),

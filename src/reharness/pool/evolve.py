@@ -9,7 +9,9 @@
    parent sibling plus one change. Every candidate is measured by a paired rerun of the whole train batch
    (same tasks and seeds as H0; prefix reuse makes the shared prefix free). Fitness = cluster failures
    rescued − λ × tasks broken; a candidate breaking more than ``max_regressions`` tasks is ineligible. The
-   best candidate that beats its parent becomes the parent of the next generation and a finalist.
+   best candidate that beats its parent becomes the parent of the next generation and a finalist; up to
+   ``finalists - 1`` more eligible candidates become finalists when each rescues a train task no finalist
+   before it rescues (:func:`pick_finalists`).
 3. Complementary selection on ``valid``: H0 and every finalist run the same valid tasks; greedily admit the
    finalist that rescues the most H0 failures no admitted sibling rescues (ties: fewer broken, then
    evolution order) while it adds at least ``min_new``; stop at ``size``.
@@ -66,6 +68,13 @@ class EvolveConfig(BaseModel):
     max_regressions: int = Field(2, ge=0, description="Most broken train tasks of an eligible candidate.")
     lam: float = Field(1.0, ge=0, description="λ: the price of one broken task in the fitness.")
     min_new: int = Field(1, ge=1, description="m: new valid rescues a sibling must add to be admitted.")
+    finalists: int = Field(
+        2,
+        ge=1,
+        le=16,
+        description="Most finalists per direction and generation: the best eligible candidate, then eligible "
+        "ones rescuing a train task no finalist before them rescues.",
+    )
     seed: int = 0
     out: str = "pool"
     concurrency: int = Field(16, gt=0, le=256)
@@ -97,6 +106,24 @@ def direction_packet_notes(direction: Direction, parent: Lineage, h0: HarnessCon
             "The current sibling already changes: " + "; ".join(sibling.changes()) + ". Improve on it."
         )
     return notes
+
+
+def pick_finalists(eligible: list[Lineage], most: int) -> list[Lineage]:
+    """The finalists of one direction and generation, best first: the fittest eligible candidate (ties:
+    fewer broken, then proposal order), then each next-fittest one that rescues a train task no finalist
+    before it rescues — a second repair of the same cluster only when it repairs something else, since the
+    complementary selection on ``valid`` then decides between them."""
+    ranked = sorted(eligible, key=lambda c: (-c.fitness, len(c.broken)))  # stable: proposal order
+    chosen: list[Lineage] = []
+    covered: set[str] = set()
+    for lineage in ranked:
+        if len(chosen) >= most:
+            break
+        if chosen and not set(lineage.rescued) - covered:
+            continue
+        chosen.append(lineage)
+        covered |= set(lineage.rescued)
+    return chosen
 
 
 class Evolution:
@@ -202,7 +229,7 @@ class Evolution:
             self.events.stage(
                 f"{direction.name} g{generation}: {len(candidates)} candidates, {len(cluster)} cluster tasks"
             )
-            best: Lineage | None = None
+            eligible_ones: list[Lineage] = []
             for lineage in candidates:
                 records = await self.measure(lineage, base, lineage.cid)
                 paired = compare(lineage.cid, base.episodes, records)
@@ -229,18 +256,18 @@ class Evolution:
                         "eligible": eligible,
                     }
                 )
-                if eligible and (
-                    best is None
-                    or (lineage.fitness, -len(lineage.broken)) > (best.fitness, -len(best.broken))
-                ):
-                    best = lineage
-            if best is None:
+                if eligible:
+                    eligible_ones.append(lineage)
+            chosen = pick_finalists(eligible_ones, self.config.finalists)
+            if not chosen:
                 self.events.stage(f"{direction.name} g{generation}: no candidate beat its parent")
                 break
+            best = chosen[0]
             self.events.stage(
                 f"{direction.name} g{generation}: {best.cid} ({best.origin}) fitness {best.fitness:+g}"
+                + (f"; also {', '.join(c.cid for c in chosen[1:])}" if chosen[1:] else "")
             )
-            finalists.append(best)
+            finalists += chosen
             parent = best
         return finalists
 

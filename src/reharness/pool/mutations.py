@@ -17,6 +17,8 @@ from reharness.runtime.harness import HarnessConfig
 
 #: Fields whose mutation is never proposed (see the module docstring).
 NEVER_MUTATED = frozenset({"protocol", "step_limit", "sampling", "env_options"})
+#: The history window that comes with turning the admissible listing on (see :func:`config_mutations`).
+LISTING_WINDOW = 4
 GOAL_LINE = "\n(Your task: {instruction})"
 
 
@@ -38,17 +40,25 @@ def _field_values(field: str, config: HarnessConfig) -> list[Any]:
     if field == "system_prompt":
         extra = "\nBefore you finish, check that every requirement of the task is met."
         return [value + extra] if extra.strip() not in value else []
-    if field == "admissible_template" and "{actions}" in value:
+    if field == "admissible_template" and "{actions}" in value and config.show_admissible:
+        # (the template is only shown with show_admissible; otherwise the mutation would change nothing)
         return [value.replace("{actions}", "{actions} (copy one exactly)")] if "copy one" not in value else []
     return []
 
 
 def config_mutations(direction: Direction, config: HarnessConfig) -> list[dict[str, Any]]:
-    """One-field deltas along ``direction`` from ``config`` (the parent's resolved config), in field order."""
+    """Deltas along ``direction`` from ``config`` (the parent's resolved config), in field order: one field
+    each, except that turning the admissible listing on under an unbounded history also bounds the history
+    (``history_window`` :data:`LISTING_WINDOW`) — every observation then carries the whole listing, and with
+    all turns kept the prompt grows by a listing per step (a tiny household policy took minutes an episode).
+    """
     out: list[dict[str, Any]] = []
     for field in direction.config_fields:
         if field in NEVER_MUTATED:
             continue
         for value in _field_values(field, config):
-            out.append({field: value})
+            delta = {field: value}
+            if field == "show_admissible" and value and not config.history_window:
+                delta["history_window"] = LISTING_WINDOW
+            out.append(delta)
     return out

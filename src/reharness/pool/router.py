@@ -49,6 +49,12 @@ from reharness.pool.profile import Profile, ProfileCell, pool_directions, pool_h
 from reharness.pool.sibling import Sibling
 from reharness.store.records import EpisodeRecord
 
+#: Rank-1's prior strength, in tasks: a task type's own net gain is shrunk toward the sibling's pool-wide
+#: net gain as if the pool-wide figure were this many extra tasks of the type (empirical Bayes). A type with
+#: many validation tasks follows its own evidence; a thin one (a handful of tasks) mostly follows the
+#: sibling's overall effect instead of its noise. Chosen a priori, not fitted to any split.
+RANK1_PRIOR = 10.0
+
 
 class TaskLike(Protocol):
     """What Rank-1 reads about a task before acting (an env ``Task`` or an ``EpisodeRecord``)."""
@@ -77,11 +83,14 @@ class Router:
         aggregation: Literal["majority", "borda"] = "majority",
         explore: float = 0.25,
         min_gain: float = 0.0,
+        rank1_prior: float = RANK1_PRIOR,
     ) -> None:
         if strategy not in STRATEGIES:
             raise UnknownNameError(
                 f"unknown routing strategy {strategy!r}", hint=did_you_mean(strategy, list(STRATEGIES))
             )
+        if rank1_prior < 0:
+            raise ConfigError(f"rank1_prior must be at least 0, got {rank1_prior}")
         if top_k < 1:
             raise ConfigError(f"top_k must be at least 1, got {top_k}")
         if aggregation not in ("majority", "borda"):
@@ -97,6 +106,7 @@ class Router:
         self.pool, self.profile, self.strategy = pool, profile, strategy
         self.top_k, self.judges, self.seed = top_k, list(judges), seed
         self.aggregation, self.explore, self.min_gain = aggregation, explore, min_gain
+        self.rank1_prior = rank1_prior
         self.directions = pool_directions(pool)
         self._direction = {d.name: d for d in self.directions}
         self._members = [(s.id, s) for s in pool.siblings]  # ids are content hashes: compute them once
@@ -261,10 +271,22 @@ class Router:
         return outcome
 
     # ------------------------------------------------------------------ Rank-1
+    def _shrunk_gain(self, sid: str, cell: ProfileCell) -> float:
+        """A sibling's net gain over H0 on one task type, (rescues - breaks) / attempts, shrunk toward its
+        net gain over every measured type with ``rank1_prior`` pseudo-tasks (see :data:`RANK1_PRIOR`)."""
+        cells = self.profile.by_task_type.get(sid, {}).values()
+        attempts = sum(c.attempts for c in cells)
+        overall = sum(c.rescues - c.breaks for c in cells) / attempts if attempts else 0.0
+        weight = cell.attempts + self.rank1_prior
+        if weight == 0:
+            return 0.0
+        return ((cell.rescues - cell.breaks) + self.rank1_prior * overall) / weight
+
     async def rank1(self, task: TaskLike, identity: str | None = None) -> RouteDecision:
-        """One harness for ``task`` before acting: the sibling whose paired evidence on this task type beats
-        H0 most (net gain = (rescues - breaks) / attempts > ``min_gain``), or none (``choice == []``: H0).
-        With judges (strategy ``vote``) they vote among the siblings with a positive gain."""
+        """One harness for ``task`` before acting: the sibling whose paired evidence on this task type,
+        shrunk toward its pool-wide evidence (:meth:`_shrunk_gain`), beats H0 most (net gain >
+        ``min_gain``), or none (``choice == []``: H0). With judges (strategy ``vote``) they vote among the
+        siblings with a positive gain."""
         ctx = RouteContext(
             env=self.pool.env,
             task_id=task.task_id,
@@ -281,10 +303,11 @@ class Router:
             # measured cells only: learned outcomes come from groups H0 failed, so they would bias the
             # comparison with H0's success rate upwards
             t = self.profile.type_cell(sid, task.task_type, learned=False)
-            gain = (t.rescues - t.breaks) / t.attempts if t.attempts else 0.0
+            gain = self._shrunk_gain(sid, t)
             why = (
                 f"type {task.task_type}: success {t.success_rate:.3f} vs H0 {h0.success_rate:.3f} "
-                f"(+{t.rescues} rescued, -{t.breaks} broken of {t.attempts})"
+                f"(+{t.rescues} rescued, -{t.breaks} broken of {t.attempts}; net gain {gain:+.3f} "
+                f"shrunk toward the sibling's pool-wide gain)"
             )
             scored.append((-round(gain, 12), index, sid, sibling, gain, why))
         scored.sort(key=lambda item: item[:2])

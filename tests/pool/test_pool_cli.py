@@ -76,6 +76,27 @@ def test_eval_rank1_routes_the_garbled_task_types_to_the_sibling(pool_dir: Path)
     assert code == 0 and "rank1" in text and "oracle" in text
 
 
+def test_rank1_prior_zero_routes_by_task_type_alone(pool_dir: Path, tmp_path: Path) -> None:
+    args = ("--env", "household", "--agent", "typo-solver", "--split", "test", "--n", "16")
+    code, stdout, stderr = _cli(
+        "pool", "eval", str(pool_dir), "--agent", "typo-solver", "--n", "16", "--rank1-prior", "0", "--json"
+    )
+    assert code == 0, stderr
+    rank1 = json.loads(stdout)["rank1"]
+    # per-type evidence only: the types the sibling rescued nothing on during validation stay in H0
+    assert rank1["routing"]["H0"] > 0 and rank1["success"] == 1.0 and rank1["broken"] == 0
+    assert (pool_dir / "eval" / "test-n16-seed0-validation-prior0.json").is_file()
+    code, stdout, stderr = _cli(
+        "run", *args, "--pool", str(pool_dir), "--rank1-prior", "0", "--out", str(tmp_path), "--json"
+    )
+    assert code == 0, stdout + stderr
+    assert json.loads(stdout)["routing"] == rank1["routing"]
+    code, _, stderr = _cli(
+        "run", *args, "--pool", str(pool_dir), "--rank1-prior", "-1", "--out", str(tmp_path)
+    )
+    assert code == 2 and "rank1-prior" in stderr
+
+
 def test_reanchor_changes_the_profile_policy(pool_dir: Path) -> None:
     before = load_profile(load_pool(pool_dir)).policy_hash
     code, stdout, stderr = _cli("pool", "reanchor", str(pool_dir), "--agent", "solver", "--n", "8", "--json")

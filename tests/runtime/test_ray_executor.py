@@ -140,7 +140,9 @@ def routed_pool(root: Path) -> Path:
 
     helps = ProfileCell(attempts=40, h0_failures=40, rescues=40, successes=40)
     hurts = ProfileCell(attempts=40, breaks=40)
-    profile.by_task_type[sibling.id] = {t: helps if i % 2 else hurts for i, t in enumerate(sorted(TASK_TYPES))}
+    profile.by_task_type[sibling.id] = {
+        t: helps if i % 2 else hurts for i, t in enumerate(sorted(TASK_TYPES))
+    }
     profile.save(load_pool(root))
     return root
 

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
+from reharness.cli.pool_route import Rank1Prior
 from reharness.cli.progress import RichEvents, batch_progress
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
 
@@ -218,6 +219,7 @@ def eval_command(
     route: Annotated[
         str, typer.Option(help="Rank-1 routing strategy: validation, profile or vote.")
     ] = "validation",
+    rank1_prior: Rank1Prior = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     executor: Executor = ExecutorKind.local,
@@ -254,6 +256,7 @@ def eval_command(
                 pool_dir / "eval" / "runs",
                 route=route,
                 events=RichEvents(progress),
+                **({} if rank1_prior is None else {"rank1_prior": rank1_prior}),
             )
         finally:
             await policy.close()
@@ -261,7 +264,8 @@ def eval_command(
     with progress:
         result = asyncio.run(on_executor(episodes_on, go()))
     (pool_dir / "eval").mkdir(exist_ok=True)
-    name = f"{split}-n{n}-seed{seed}-{route}.json"
+    prior = "" if rank1_prior is None else f"-prior{rank1_prior:g}"
+    name = f"{split}-n{n}-seed{seed}-{route}{prior}.json"
     (pool_dir / "eval" / name).write_text(
         json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8"
     )

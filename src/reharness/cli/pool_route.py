@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from reharness.core.errors import ConfigError
 
 ROUTES = ("rank1", "oracle")
+
+Rank1Prior = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        help="Rank-1: how many tasks' weight the sibling's pool-wide gain has against a task type's own "
+        "validation evidence (default 10; 0: per-type evidence only).",
+    ),
+]
 
 
 def check_pool_options(pool: Path | None, route: str | None, harness: Path | None, patch: list[Path]) -> None:
@@ -25,7 +36,9 @@ def check_pool_options(pool: Path | None, route: str | None, harness: Path | Non
         )
 
 
-async def build_route(pool_dir: Path, route: str, spec: Any, policy: Any, out: Path) -> Any:
+async def build_route(
+    pool_dir: Path, route: str, spec: Any, policy: Any, out: Path, rank1_prior: float | None = None
+) -> Any:
     """The per-task harness route of a routed run of ``spec`` (its ``pool`` holds H0)."""
     from reharness.pool.measure import run_pool
     from reharness.pool.pool import load_pool
@@ -42,4 +55,6 @@ async def build_route(pool_dir: Path, route: str, spec: Any, policy: Any, out: P
     if route == "oracle":
         h0, siblings = await run_pool(pool, policy, spec, out / "oracle-runs")
         return OracleRoute(pool, oracle_choices(pool, h0, siblings), max_workers=workers)
-    return Rank1Route(pool, load_profile(pool), max_workers=workers)
+    if rank1_prior is None:
+        return Rank1Route(pool, load_profile(pool), max_workers=workers)
+    return Rank1Route(pool, load_profile(pool), rank1_prior=rank1_prior, max_workers=workers)

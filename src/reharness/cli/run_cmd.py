@@ -26,7 +26,7 @@ from reharness.cli.common import (
     stdout,
 )
 from reharness.cli.infra import note_errors
-from reharness.cli.pool_route import build_route, check_pool_options
+from reharness.cli.pool_route import Rank1Prior, build_route, check_pool_options
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, close_executor
 from reharness.core.secrets import redact
 from reharness.envs.registry import env_class, resolve_env_name
@@ -128,6 +128,7 @@ def run(
     route: Annotated[
         str | None, typer.Option(help="With --pool: rank1 (one harness per task, n rollouts) or oracle.")
     ] = None,
+    rank1_prior: Rank1Prior = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary object on stdout.")] = False,
     no_train: Annotated[
         bool,
@@ -191,7 +192,7 @@ def run(
             try:
                 base, chosen = Harness(config, overlays), None
                 if pool is not None:
-                    chosen = await build_route(pool, route or "rank1", spec, policy, out)
+                    chosen = await build_route(pool, route or "rank1", spec, policy, out, rank1_prior)
                     base = Harness(chosen.pool.h0)
                 result = await run_batch(
                     spec,

@@ -25,7 +25,7 @@ from reharness.engineer.paired import compare
 from reharness.pool.measure import run_pool
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile
-from reharness.pool.router import Router
+from reharness.pool.router import RANK1_PRIOR, Router
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec
 from reharness.store.records import EpisodeRecord
@@ -117,6 +117,7 @@ async def evaluate_pool(
     runs: str | Path,
     *,
     route: str = "validation",
+    rank1_prior: float = RANK1_PRIOR,
     events: Events | None = None,
 ) -> PoolEvaluation:
     h0, siblings = await run_pool(pool, agent, spec, runs, events)
@@ -125,7 +126,11 @@ async def evaluate_pool(
         rows.append(_row(s.name, s.id, s.direction, h0, siblings[s.id], spec.seed))
     best = max(rows[1:], key=lambda r: r.success, default=None)
     choices: list[str | None] = [None] * len(h0)  # an empty pool routes every task to H0
-    router = Router(pool, profile, strategy=route) if pool.siblings and profile is not None else None
+    router = (
+        Router(pool, profile, strategy=route, rank1_prior=rank1_prior)
+        if pool.siblings and profile is not None
+        else None
+    )
     if router is not None:
         choices = await rank1_choices(router, h0)
     routed = [siblings[c][i] if c is not None else h0[i] for i, c in enumerate(choices)]

@@ -18,7 +18,7 @@ from typing import Any
 from reharness.core.hashing import stable_hash
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile, pool_hash
-from reharness.pool.router import Router
+from reharness.pool.router import RANK1_PRIOR, Router
 from reharness.runtime.harness import Harness
 
 H0 = "H0"
@@ -63,12 +63,26 @@ class PoolRoute:
 
 
 class Rank1Route(PoolRoute):
-    def __init__(self, pool: Pool, profile: Profile, strategy: str = "validation", **kw: Any) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        profile: Profile,
+        strategy: str = "validation",
+        rank1_prior: float = RANK1_PRIOR,
+        **kw: Any,
+    ) -> None:
+        # the rule and its prior are part of the run's identity: a stored run routed otherwise is not reused
         identity = stable_hash(
-            {"rank1": pool_hash(pool), "profile": profile.policy_hash, "strategy": strategy}
+            {
+                "rank1": pool_hash(pool),
+                "profile": profile.policy_hash,
+                "strategy": strategy,
+                "rule": "shrunk-type-gain",
+                "prior": rank1_prior,
+            }
         )
         super().__init__(pool, identity, **kw)
-        self.router = Router(pool, profile, strategy=strategy)
+        self.router = Router(pool, profile, strategy=strategy, rank1_prior=rank1_prior)
 
     async def choice(self, task: Any, index: int) -> str | None:
         decision = await self.router.rank1(task)

@@ -23,13 +23,12 @@ import sys
 import time
 from pathlib import Path
 
-from reharness.core.hashing import derive_seed
 from reharness.engineer.baseline import Target, get_baseline
 from reharness.engineer.improve import Events
 from reharness.engineer.paired import compare
 from reharness.models.registry import make_agent
+from reharness.pool.evolve import EvolveConfig, batch_spec
 from reharness.pool.measure import run_paired
-from reharness.runtime.executor import RunSpec
 from reharness.runtime.harness import base_harness_config
 
 #: Neutral additions: a sentence that states nothing about the task, the actions or the environment.
@@ -50,15 +49,14 @@ async def main(args: argparse.Namespace) -> dict:
     agent = make_agent(args.agent, max_batch_size=args.concurrency)
     h0 = base_harness_config(args.env)
     runs = Path(args.out) / "evolve" / "runs"
-    seed = derive_seed(args.seed, "pool-evolve", "train") % 2**31  # the evolve's own train spec
-    spec = RunSpec(
+    evolve = EvolveConfig.build(
         env=args.env,
         agent=args.agent,
-        split="train",
-        n=args.batch_size,
-        seed=seed,
+        batch_size=args.batch_size,
+        seed=args.seed,
         concurrency=args.concurrency,
     )
+    spec = batch_spec(evolve, "train", args.batch_size, "train")  # the evolve's own train batch
     events = Events()
     started = time.perf_counter()
     try:
@@ -89,18 +87,17 @@ async def main(args: argparse.Namespace) -> dict:
                 }
             )
     moved = [r["rescued"] + r["broken"] for r in rows]
+    floor = max((r["rescued"] for r in rows), default=0)
     return {
         "env": args.env,
         "agent": args.agent,
         "batch_size": args.batch_size,
         "h0_success": base.result.success_rate,
         "placebos": rows,
-        "placebo_rescued_max": max((r["rescued"] for r in rows), default=0),
+        "placebo_rescued_max": floor,
         "placebo_moved_mean": statistics.fmean(moved) if moved else 0.0,
         "candidates": candidates,
-        "candidates_above_placebo_max": sum(
-            1 for c in candidates if c["rescued"] > max((r["rescued"] for r in rows), default=0)
-        ),
+        "candidates_above_placebo_max": sum(1 for c in candidates if c["rescued"] > floor),
         "seconds": round(time.perf_counter() - started, 1),
     }
 

@@ -111,11 +111,12 @@ def routed_pool(root: Path) -> Path:
     """A saved pool whose H0 has a 3-step budget (no household task fits) and one sibling with 30 steps,
     profiled on the solver's valid episodes, plus strong evidence that the sibling helps on every other task
     type and hurts on the rest: Rank-1 routing sends tasks to both harnesses."""
+    from reharness.envs.household.catalog import TASK_TYPES
     from reharness.envs.registry import make_env
     from reharness.failures import failure_codes
     from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
     from reharness.pool.pool import load_pool
-    from reharness.pool.profile import measure_profile
+    from reharness.pool.profile import ProfileCell, measure_profile
     from reharness.runtime import EpisodeRunner, base_harness_config
 
     h0 = base_harness_config("household").model_copy(update={"step_limit": 3})
@@ -135,9 +136,6 @@ def routed_pool(root: Path) -> Path:
 
     base, other = asyncio.run(episodes(Harness(h0))), asyncio.run(episodes(sibling.harness()))
     profile = measure_profile(pool, base, {sibling.id: other}, policy=PolicyRef(spec="solver"), split="valid")
-    from reharness.envs.household.catalog import TASK_TYPES
-    from reharness.pool.profile import ProfileCell
-
     helps = ProfileCell(attempts=40, h0_failures=40, rescues=40, successes=40)
     hurts = ProfileCell(attempts=40, breaks=40)
     profile.by_task_type[sibling.id] = {

@@ -231,6 +231,7 @@ def eval_command(
     from reharness.pool.evaluate import evaluate_pool
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import load_profile
+    from reharness.pool.router import RANK1_PRIOR
 
     if route not in ("validation", "profile"):
         from reharness.core.errors import ConfigError
@@ -255,8 +256,8 @@ def eval_command(
                 spec,
                 pool_dir / "eval" / "runs",
                 route=route,
+                rank1_prior=RANK1_PRIOR if rank1_prior is None else rank1_prior,
                 events=RichEvents(progress),
-                **({} if rank1_prior is None else {"rank1_prior": rank1_prior}),
             )
         finally:
             await policy.close()

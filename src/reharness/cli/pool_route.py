@@ -44,6 +44,7 @@ async def build_route(
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import load_profile
     from reharness.pool.routed_run import OracleRoute, Rank1Route, oracle_choices
+    from reharness.pool.router import RANK1_PRIOR
 
     pool = load_pool(pool_dir)
     if pool.env != spec.env:
@@ -55,6 +56,5 @@ async def build_route(
     if route == "oracle":
         h0, siblings = await run_pool(pool, policy, spec, out / "oracle-runs")
         return OracleRoute(pool, oracle_choices(pool, h0, siblings), max_workers=workers)
-    if rank1_prior is None:
-        return Rank1Route(pool, load_profile(pool), max_workers=workers)
-    return Rank1Route(pool, load_profile(pool), rank1_prior=rank1_prior, max_workers=workers)
+    prior = RANK1_PRIOR if rank1_prior is None else rank1_prior
+    return Rank1Route(pool, load_profile(pool), rank1_prior=prior, max_workers=workers)

@@ -108,6 +108,15 @@ def direction_packet_notes(direction: Direction, parent: Lineage, h0: HarnessCon
     return notes
 
 
+def batch_spec(config: EvolveConfig, split: str, n: int, tag: str) -> RunSpec:
+    """The seeded batch an evolve runs on ``split`` (``tag`` ``train`` or ``valid``): the same tasks and
+    seeds for every candidate, and for anything that wants to share the evolve's stored H0 runs."""
+    seed = derive_seed(config.seed, "pool-evolve", tag) % 2**31
+    return RunSpec(
+        env=config.env, agent=config.agent, split=split, n=n, seed=seed, concurrency=config.concurrency
+    )
+
+
 def pick_finalists(eligible: list[Lineage], most: int) -> list[Lineage]:
     """The finalists of one direction and generation, best first: the fittest eligible candidate (ties:
     fewer broken, then proposal order), then each next-fittest one that rescues a train task no finalist
@@ -146,15 +155,7 @@ class Evolution:
         self.candidates: list[dict[str, Any]] = []
 
     def spec(self, split: str, n: int, tag: str) -> RunSpec:
-        seed = derive_seed(self.config.seed, "pool-evolve", tag) % 2**31
-        return RunSpec(
-            env=self.config.env,
-            agent=self.config.agent,
-            split=split,
-            n=n,
-            seed=seed,
-            concurrency=self.config.concurrency,
-        )
+        return batch_spec(self.config, split, n, tag)
 
     async def measure(self, lineage: Lineage, base: Baseline, label: str) -> list[EpisodeRecord]:
         harness = Target(lineage.config(self.h0), lineage.patches).harness(

@@ -317,6 +317,7 @@ def test_bad_input_is_a_clear_error(
         ("--env", "db", "--n", "100000000"),
         ("--env", "db", "--split", "tset"),
         ("--env", "db", "--harness", "{text}"),
+        ("--env", "db", "--data", "{list}"),
     ],
 )
 def test_a_refused_run_leaves_no_run_folder_or_index_row(
@@ -326,6 +327,7 @@ def test_a_refused_run_leaves_no_run_folder_or_index_row(
     out.mkdir()
     code, text, escaped = invoke(fill(("run", *args, "--out", str(out)), files, out), monkeypatch)
     assert escaped is None and code == 2 and "how to fix" in text, text
+    assert "━" not in text, text  # refused before a progress bar starts
     assert list(out.iterdir()) == []  # no OUT/RUN_ID, no index.sqlite
 
 

@@ -223,6 +223,21 @@ def test_rank1_shrinks_thin_type_evidence_toward_the_pool_wide_gain(pool: Pool) 
         Router(pool, profile_of(pool, {}), rank1_prior=-1)
 
 
+def test_rank1_breaks_a_tie_toward_the_sibling_that_breaks_less(pool: Pool) -> None:
+    task = make_env("household", split="valid").get_task(0)
+    first, second = pool.siblings[0].id, pool.siblings[1].id
+    risky = ProfileCell(attempts=40, h0_failures=30, rescues=2, breaks=1, successes=11)  # net +1
+    quiet = ProfileCell(attempts=40, h0_failures=30, rescues=1, breaks=0, successes=11)  # net +1
+
+    def pick(cells: dict[str, ProfileCell]) -> list[str]:
+        by_type = {sid: {task.task_type: c} for sid, c in cells.items()}
+        return asyncio.run(Router(pool, profile_of(pool, {}, by_task_type=by_type)).rank1(task)).choice
+
+    assert pick({first: risky, second: quiet}) == [second]  # equal net gain, fewer breaks
+    assert pick({first: quiet, second: risky}) == [first]
+    assert pick({first: quiet, second: quiet}) == [first]  # still tied: pool order
+
+
 def test_decision_log_parses_and_records_outcomes(pool: Pool, tmp_path: Path) -> None:
     log = tmp_path / "logs" / "decisions.jsonl"
     router = Router(pool, profile_of(pool, VALIDATION), "vote", judges=[DirectionJudge()], log=log)

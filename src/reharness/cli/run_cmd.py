@@ -29,10 +29,11 @@ from reharness.cli.infra import note_errors
 from reharness.cli.pool_route import Rank1Prior, build_route, check_pool_options
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, close_executor
 from reharness.core.secrets import redact
-from reharness.envs.registry import env_class, resolve_env_name
+from reharness.envs.registry import env_class, make_env, resolve_env_name
 from reharness.failures.detectors import failure_codes
 from reharness.models.registry import make_agent
-from reharness.runtime.executor import BatchResult, RunSpec, run_batch
+from reharness.runtime.agents import GoldAgent
+from reharness.runtime.executor import BatchResult, RunSpec, env_kwargs, run_batch, select_tasks
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
 from reharness.store.records import first_infrastructure_error
 
@@ -161,7 +162,15 @@ def run(
     overlays = load_patch_overlays(
         patch or [], isolation.value, concurrency, dialect, env_name
     )  # before any model
-    policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
+    # a bad task file, split, --n or agent for the env is reported before a progress bar starts
+    tasks_env = make_env(env_name, **env_kwargs(spec, Harness(config, overlays)))
+    try:
+        select_tasks(tasks_env, spec)
+        policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
+        if isinstance(policy, GoldAgent):
+            policy.check_env(tasks_env)
+    finally:
+        tasks_env.close()
     episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet
     progress = Progress(
         TextColumn("[bold]{task.description}"),

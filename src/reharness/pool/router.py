@@ -13,7 +13,8 @@
 - ``random``: a seeded shuffle (per task and per visit, so fixed seeds reproduce); ``oracle``: every sibling
   in pool order (the caller tries all: an upper bound costing |pool| rollouts).
 
-Ties are broken by pool order throughout, so decisions are deterministic for fixed seeds.
+Ties are broken by pool order throughout (Rank-1 first prefers the sibling with fewer breaks), so decisions
+are deterministic for fixed seeds.
 :meth:`Router.record_outcome` fills a decision's outcome, updates the profile's learned cells and appends
 an outcome line to the log. :meth:`Router.rank1` picks exactly one harness (a sibling or H0) for a task
 before acting, from the profile by task type (H0's own rate included). The router is free of CLI concerns
@@ -282,11 +283,15 @@ class Router:
             return 0.0
         return ((cell.rescues - cell.breaks) + self.rank1_prior * overall) / weight
 
+    def _pool_breaks(self, sid: str) -> int:
+        """H0 successes a sibling broke over every measured task type."""
+        return sum(c.breaks for c in self.profile.by_task_type.get(sid, {}).values())
+
     async def rank1(self, task: TaskLike, identity: str | None = None) -> RouteDecision:
         """One harness for ``task`` before acting: the sibling whose paired evidence on this task type,
         shrunk toward its pool-wide evidence (:meth:`_shrunk_gain`), beats H0 most (net gain >
-        ``min_gain``), or none (``choice == []``: H0). With judges (strategy ``vote``) they vote among the
-        siblings with a positive gain."""
+        ``min_gain``), or none (``choice == []``: H0); equal gains go to the sibling that breaks fewer H0
+        successes. With judges (strategy ``vote``) they vote among the siblings with a positive gain."""
         ctx = RouteContext(
             env=self.pool.env,
             task_id=task.task_id,
@@ -309,8 +314,11 @@ class Router:
                 f"(+{t.rescues} rescued, -{t.breaks} broken of {t.attempts}; net gain {gain:+.3f} "
                 f"shrunk toward the sibling's pool-wide gain)"
             )
-            scored.append((-round(gain, 12), index, sid, sibling, gain, why))
-        scored.sort(key=lambda item: item[:2])
+            # equal gains: the sibling that breaks fewer of H0's successes (on the type, then pool-wide)
+            # is the more conservative change; pool order decides only what is still tied
+            breaks = (t.breaks, self._pool_breaks(sid))
+            scored.append((-round(gain, 12), breaks, index, sid, sibling, gain, why))
+        scored.sort(key=lambda item: item[:3])
         candidates = [
             Candidate(sibling_id=sid, name=s.name, direction=s.direction, score=round(g, 6), reason=why)
             for *_, sid, s, g, why in scored

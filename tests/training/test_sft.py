@@ -70,6 +70,24 @@ def test_program_examples_are_teacher_programs_measured_on_their_packet(micro_da
         assert patches[0].identity == row["patch_id"]  # the best measured program is the kept example
 
 
+def test_packet_views_show_other_failures_of_the_same_packet(micro_data: Path) -> None:
+    """Augmentation: each view is the same packet (header, tasks, measured target) with its traces in a
+    rotated order, so a small prompt budget shows other traces; the targets are unchanged."""
+    rows = sft_rows(read_records(micro_data), "train")
+    style = PromptStyle(kind="compact", language="program", max_chars=900)
+    row = next(r for r in rows if len(FailurePacket.model_validate_json(r["packet"]).traces) >= 3)
+    plain, viewed = examples([row], style, per_packet=2), examples([row], style, per_packet=2, views=3)
+    assert len(viewed) == 3 * len(plain)
+    users = [e["prompt"][1]["content"] for e in viewed]
+    assert users[0] == plain[0]["prompt"][1]["content"]  # the first view is the packet as recorded
+    assert len(set(users)) == 3 and all(len(u) <= 900 for u in users)
+    header = users[0].split("## trace")[0]
+    assert all(u.startswith(header) and "## trace 1 " in u for u in users)  # same header, renumbered
+    targets = {e["completion"][0]["content"] for e in plain}
+    assert {e["completion"][0]["content"] for e in viewed} == targets  # no relabelling
+    assert examples([row], style, per_packet=2, views=1) == plain
+
+
 def test_sft_trains_a_tiny_engineer_usable_as_hf_engineer(micro_engineer: Path, micro_data: Path) -> None:
     info = json.loads((micro_engineer / ENGINEER_FILE).read_text())
     assert info["stage"] == "sft" and info["envs"] == ["household"]

@@ -35,7 +35,7 @@ def r1(
     ),
     batches: Annotated[int, typer.Option(help="Train batches per environment.")] = 16,
     valid_batches: Annotated[int, typer.Option(help="Valid batches per environment.")] = 4,
-    test_batches: Annotated[int, typer.Option(help="Held-out test batches per environment.")] = 4,
+    test_batches: Annotated[int, typer.Option(help="Held-out test batches per environment.")] = 6,
     batch_size: Annotated[int, typer.Option(help="Tasks per batch.")] = 10,
     max_steps: Annotated[int | None, typer.Option(help="Target step limit (default: the env's).")] = None,
     size: Annotated[str, typer.Option(help="Tiny engineer size: S or micro.")] = "S",
@@ -52,6 +52,12 @@ def r1(
     per_packet: Annotated[
         int | None, typer.Option(help="SFT: measured program targets per packet (default 2).")
     ] = None,
+    packet_views: Annotated[
+        int,
+        typer.Option(
+            min=1, max=8, help="SFT: prompts per program target (the packet's traces in rotated orders)."
+        ),
+    ] = 1,
     temperature: Annotated[
         float, typer.Option(help="Sampling temperature of the learned engineers at evaluation (0: greedy).")
     ] = 0.7,
@@ -87,9 +93,9 @@ def r1(
         envs=envs, agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
         grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, max_prompt_chars=max_prompt_chars,
-        language=language, per_packet=per_packet, temperature=temperature, seed=seed,
-        grpo_temperature=grpo_temperature, packets_per_step=packets_per_step, transfer_agent=transfer_agent,
-        generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
+        language=language, per_packet=per_packet, packet_views=packet_views, temperature=temperature,
+        seed=seed, grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
+        transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation,
     )  # fmt: skip
 

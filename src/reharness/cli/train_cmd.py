@@ -145,6 +145,12 @@ def engineer(
     per_packet: Annotated[
         int | None, typer.Option(help="SFT: measured program targets per packet (default 2).")
     ] = None,
+    packet_views: Annotated[
+        int,
+        typer.Option(
+            min=1, max=8, help="SFT: prompts per program target (the packet's traces in rotated orders)."
+        ),
+    ] = 1,
     max_new_tokens: Annotated[
         int | None,
         typer.Option(min=1, help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's)."),
@@ -205,7 +211,7 @@ def engineer(
             data=str(out / "data"), out=str(out / "sft"), envs=envs, base=str(base) if base else None,
             size=size, max_prompt_chars=max_prompt_chars, max_new_tokens=max_new_tokens or 1536,
             steps=steps or 300, learning_rate=learning_rate, seed=seed, report_to=report_to, device=device,
-            bf16=bf16, language=language, per_packet=per_packet,
+            bf16=bf16, language=language, per_packet=per_packet, packet_views=packet_views,
         )  # fmt: skip
     elif stage == "grpo":
         from reharness.training.grpo import GRPOStageConfig, check_sft_dir

@@ -51,7 +51,10 @@ class R1Config(BaseModel):
         None, description="Reply language of the tiny engineer (None: program; 'hooks': hook code)."
     )
     per_packet: int | None = Field(None, ge=1, le=16, description="SFT program targets per packet (2).")
-    test_batches: int = Field(4, gt=0, description="Held-out (test split) batches per environment.")
+    packet_views: int = Field(
+        1, ge=1, le=8, description="SFT prompts per program target: the packet's traces in rotated orders."
+    )
+    test_batches: int = Field(6, gt=0, description="Held-out (test split) batches per environment.")
     temperature: float = Field(
         0.7, ge=0, description="Sampling temperature of the learned engineers at evaluation (0: greedy)."
     )
@@ -133,7 +136,7 @@ def train(
             sft = SFTStageConfig(
                 data=str(root / "data"), out=str(root / "sft"), size=c.size, steps=c.sft_steps,
                 max_new_tokens=c.max_new_tokens, max_prompt_chars=c.max_prompt_chars, seed=c.seed,
-                language=c.language, per_packet=c.per_packet,
+                language=c.language, per_packet=c.per_packet, packet_views=c.packet_views,
             )  # fmt: skip
             info = run_sft(sft, progress=progress)
         else:

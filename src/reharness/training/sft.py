@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reharness.core.errors import DataError, options_error
-from reharness.engineer.compact import PromptStyle, compact_reply
+from reharness.engineer.compact import PromptStyle, build_prompt, compact_reply
 from reharness.training.engineer_model import SHAPES, row_prompt
 
 
@@ -55,6 +55,14 @@ class SFTStageConfig(BaseModel):
         le=16,
         description="Program targets per packet: the best N distinct teacher programs measured on it with "
         "Δ_B ≥ 0 (default 2; hook code always keeps 1, Harness-R1's rule).",
+    )
+    packet_views: int = Field(
+        1,
+        ge=1,
+        le=8,
+        description="Programs: prompts per target, each the same packet with its traces in another "
+        "(rotated) order, so the compact prompt shows other failures of the batch; the target stays the "
+        "reply measured on that packet (1: the packet as recorded).",
     )
     steps: int = Field(300, gt=0)
     batch_size: int = Field(4, gt=0, description="Examples per optimizer step (gradient accumulation).")
@@ -124,13 +132,18 @@ def sft_kwargs(config: SFTStageConfig, max_length: int, disable_tqdm: bool = Tru
 
 
 def examples(
-    rows: list[dict[str, Any]], style: PromptStyle, short: bool = False, per_packet: int = 1
+    rows: list[dict[str, Any]],
+    style: PromptStyle,
+    short: bool = False,
+    per_packet: int = 1,
+    views: int = 1,
 ) -> list[dict[str, Any]]:
     """Conversational prompt/completion examples of SFT rows.
 
     Hook code: the kept teacher reply (``short``: :func:`compact_reply`). Programs (``style.language``):
     up to ``per_packet`` measured program targets per packet (:func:`~.data.program_targets`), each paired
-    with the prompt of the packet it was measured on; a packet without one gives no example."""
+    with up to ``views`` prompts of the packet it was measured on (:func:`packet_views`); a packet without
+    a target gives no example."""
     if style.language == "program":
         from reharness.engineer.program import program_reply
         from reharness.training.data import program_targets
@@ -138,10 +151,10 @@ def examples(
         out = []
         for row in rows:
             targets = program_targets(row, per_packet)
-            prompt = row_prompt(row, style) if targets else []
+            prompts = packet_views(row, style, views) if targets else []
             for target in targets:
                 completion = [{"role": "assistant", "content": program_reply(target["program"])}]
-                out.append({"prompt": prompt, "completion": completion})
+                out += [{"prompt": prompt, "completion": completion} for prompt in prompts]
         return out
     return [
         {
@@ -152,6 +165,28 @@ def examples(
         }
         for row in rows
     ]
+
+
+def packet_views(row: dict[str, Any], style: PromptStyle, views: int) -> list[list[dict[str, str]]]:
+    """Up to ``views`` distinct compact prompts of one packet: its traces rotated by ``i * n // views``
+    (renumbered 1..n), so a prompt budget that fits only the first traces shows other failures of the same
+    batch. Every view keeps the packet's header, tasks and measured outcome, so a reply measured on the
+    packet stays an honest target for each view (packet-level augmentation without relabelling)."""
+    from reharness.failures.packets import FailurePacket
+
+    first = row_prompt(row, style)
+    packet = FailurePacket.model_validate_json(row["packet"])
+    traces, prompts = packet.traces, [first]
+    for i in range(1, min(views, len(traces))):
+        shift = i * len(traces) // views
+        order = traces[shift:] + traces[:shift]
+        view = packet.model_copy(
+            update={"traces": [t.model_copy(update={"position": j + 1}) for j, t in enumerate(order)]}
+        )
+        prompt = [{"role": m.role, "content": m.content} for m in build_prompt(view, style)]
+        if prompt not in prompts:
+            prompts.append(prompt)
+    return prompts
 
 
 def _fits(example: dict[str, Any], tokenizer: Any, limit: int) -> bool:
@@ -199,8 +234,8 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
             hint="collect more train batches (--batches) or use a stronger --teacher",
         )
     short, per_packet = config.short_replies, config.targets_per_packet
-    train_all = examples(train_rows, style, short, per_packet)
-    valid_all = examples(valid_rows, style, short, per_packet)
+    train_all = examples(train_rows, style, short, per_packet, config.packet_views)
+    valid_all = examples(valid_rows, style, short, per_packet)  # valid loss on the packets as recorded
     if not train_all:
         raise DataError(
             f"no SFT example in {config.data!r} has a repair program measured on its packet",
@@ -248,6 +283,7 @@ def run_sft(config: SFTStageConfig, progress: Any = None) -> dict[str, Any]:
             "too_long": len(train_all) - len(train),
             "packets": len(train_rows),
             "per_packet": per_packet,
+            "packet_views": config.packet_views,
         },
         "params": count_params(trainer.model),
         "final_loss": losses[-1] if losses else None,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from proposer_helpers import packet_of, random_packet, sloppy_household
 
-from reharness.core.errors import UnknownNameError
+from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.core.types import ChatRequest
 from reharness.engineer import LLMEngineer, OperatorEngineer, Proposal, error_counts, make_engineer
 from reharness.engineer.prompts import EXAMPLE_CODE, build_messages, example_patch, system_prompt
@@ -232,3 +232,42 @@ def test_engineer_specs() -> None:
         make_engineer("llm:")
     with pytest.raises(UnknownNameError, match="unknown engineer"):
         make_engineer("gpt-4o")
+
+
+def test_program_replies_that_fail_the_static_checks_are_resampled(
+    served: tuple[ChatServer, Scripted], packet: FailurePacket
+) -> None:
+    """A repair-program engineer samples again (fresh seed) while a reply does not compile; greedy
+    decoding and ``resample_invalid=0`` keep the first reply; a reply that never compiles stops after
+    1 + N tries."""
+    from reharness.core.hashing import derive_seed
+    from reharness.engineer.compact import PromptStyle
+
+    server, script = served
+    style = PromptStyle(kind="compact", language="program")
+    first = derive_seed("llm-engineer", 5, 0) & 0x7FFF_FFFF
+    second = derive_seed("llm-engineer", 5, 0, 1) & 0x7FFF_FFFF
+    script.by_seed[first] = "<program>snap_to_admissible(repeats=3)</program>"  # no such parameter
+    script.by_seed[second] = "<program>snap_to_admissible(cutoff=0.7)</program>"
+
+    def one(**options: Any) -> Proposal:
+        engineer = engineer_for(server, prompt_style=style, **options)
+        try:
+            return asyncio.run(engineer.propose(packet, 1, seed=5))[0]
+        finally:
+            asyncio.run(engineer.close())
+
+    kept = one(temperature=0.7)
+    assert kept.valid and kept.meta["attempts"] == 2 and kept.meta["rejected"] == ["bad_param"]
+    assert kept.patch is not None
+    assert kept.patch.metadata["program"].startswith("snap_to_admissible(cutoff=0.7")
+    for options in ({"temperature": 0.7, "resample_invalid": 0}, {"temperature": 0.0}):
+        plain = one(**options)
+        assert not plain.valid and plain.error_code == "bad_param" and plain.meta["attempts"] == 1
+    del script.by_seed[second]  # nothing ever compiles: 1 + 3 tries, then the last invalid reply
+    bounded = one(temperature=0.7, resample_invalid=3)
+    assert not bounded.valid and bounded.meta["attempts"] == 4 and len(bounded.meta["rejected"]) == 3
+    assert engineer_for(server, prompt_style=style).resample_invalid == 8  # the default for programs
+    assert engineer_for(server).resample_invalid == 0  # hook code: one sample, as Harness-R1
+    with pytest.raises(ConfigError, match="resample_invalid"):
+        engineer_for(server, resample_invalid=-1)

@@ -52,6 +52,15 @@ def r1(
     per_packet: Annotated[
         int | None, typer.Option(help="SFT: measured program targets per packet (default 2).")
     ] = None,
+    resample_invalid: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=64,
+            help="Learned engineers: resample a reply that fails the static checks up to N times "
+            "(default 8 for repair programs, 0 for hook code).",
+        ),
+    ] = None,
     packet_views: Annotated[
         int,
         typer.Option(
@@ -93,8 +102,9 @@ def r1(
         envs=envs, agent=agent, out=str(out), batches=batches, valid_batches=valid_batches,
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
         grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, max_prompt_chars=max_prompt_chars,
-        language=language, per_packet=per_packet, packet_views=packet_views, temperature=temperature,
-        seed=seed, grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
+        language=language, per_packet=per_packet, packet_views=packet_views,
+        resample_invalid=resample_invalid, temperature=temperature, seed=seed,
+        grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation,
     )  # fmt: skip

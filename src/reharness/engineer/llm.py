@@ -14,6 +14,12 @@ so constructing the engineer costs nothing; an already built :class:`~reharness.
 passed instead. The prompt is Harness-R1's full prompt unless ``prompt_style`` says otherwise; an ``hf:PATH``
 engineer trained by ``reharness train engineer`` records its style (and reply budget) in its model directory
 (:mod:`reharness.engineer.compact`), which is used when no style is passed.
+
+``resample_invalid`` (default: 8 for an engineer that replies in repair programs, 0 otherwise) samples a
+reply again, with a fresh seed, while it fails the host's static checks (parse, compile, validation) — a
+rejection sampler for the program grammar that costs a few dozen tokens per try and never looks at a
+rerun, so the measured Δ of the kept proposal is untouched. A proposal records its ``attempts`` and the
+error codes of the rejected tries (``rejected``); greedy decoding never resamples (it would repeat itself).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, SamplingParams
 from reharness.engineer.base import BACKEND_ERROR, Engineer, Proposal, finish_reply
@@ -29,6 +36,10 @@ from reharness.engineer.compact import PromptStyle, build_prompt, style_of_model
 if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
     from reharness.runtime.agents import Agent
+
+
+#: Resamples of a repair-program reply that fails the static checks (see the module docstring).
+PROGRAM_RESAMPLES = 8
 
 
 class LLMEngineer(Engineer):
@@ -44,6 +55,7 @@ class LLMEngineer(Engineer):
         concurrency: int = 8,
         backend: Agent | None = None,
         prompt_style: PromptStyle | None = None,
+        resample_invalid: int | None = None,
         **backend_options: Any,
     ) -> None:
         self.spec = backend_spec
@@ -54,6 +66,11 @@ class LLMEngineer(Engineer):
         if max_tokens is None:
             max_tokens = self.prompt_style.max_new_tokens or 4096
         self.sampling = SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+        if resample_invalid is None:
+            resample_invalid = PROGRAM_RESAMPLES if self.prompt_style.language == "program" else 0
+        if resample_invalid < 0:
+            raise ConfigError(f"resample_invalid must be at least 0, got {resample_invalid}")
+        self.resample_invalid = resample_invalid if temperature > 0 else 0
         self.concurrency = max(1, concurrency)
         self.backend_options = backend_options
         self._backend = backend
@@ -93,18 +110,30 @@ class LLMEngineer(Engineer):
                 "temperature": self.sampling.temperature,
                 "top_p": self.sampling.top_p,
             }
-            async with limit:
-                try:
-                    response = await backend.complete(request)
-                except Exception as exc:  # a backend that raises costs only this proposal
-                    response = ChatResponse(error=f"{type(exc).__name__}: {exc}"[:1000])
-            if response.completion_token_ids is not None:
-                meta["completion_tokens"] = len(response.completion_token_ids)
-            if response.error:
-                return Proposal(
-                    None, response.text, f"model call failed: {response.error}", BACKEND_ERROR, meta
-                )
-            return finish_reply(response.text, packet, meta)
+            rejected: list[str] = []
+            for attempt in range(1 + self.resample_invalid):
+                if attempt:
+                    seed_a = derive_seed("llm-engineer", seed, i, attempt) & 0x7FFF_FFFF
+                    request = request.model_copy(update={"seed": seed_a})
+                async with limit:
+                    try:
+                        response = await backend.complete(request)
+                    except Exception as exc:  # a backend that raises costs only this proposal
+                        response = ChatResponse(error=f"{type(exc).__name__}: {exc}"[:1000])
+                if response.completion_token_ids is not None:
+                    meta["completion_tokens"] = meta.get("completion_tokens", 0) + len(
+                        response.completion_token_ids
+                    )
+                meta |= {"attempts": attempt + 1, "rejected": list(rejected)}
+                if response.error:  # an infrastructure failure, not a bad reply: never resampled
+                    return Proposal(
+                        None, response.text, f"model call failed: {response.error}", BACKEND_ERROR, meta
+                    )
+                proposal = finish_reply(response.text, packet, meta)
+                if proposal.valid:
+                    return proposal
+                rejected.append(proposal.error_code or "invalid")
+            return proposal
 
         return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(self.requests(packet, n, seed)))))
 

@@ -73,10 +73,13 @@ def _check_same_experiment(out: Path, config: R1Config) -> None:
     if not file.is_file():
         return
     old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
+    fields = R1Config.model_fields
     for key in sorted(set(old) | set(new)):
-        if key not in _STUDY_FIELDS and old.get(key) != new.get(key):
+        # an option added after the experiment was started had its default then
+        before = old.get(key, fields[key].default if key in fields else None)
+        if key not in _STUDY_FIELDS and before != new.get(key):
             raise ConfigError(
-                f"{out} holds an r1 experiment run with {key}={old.get(key)!r}, not {new.get(key)!r}",
+                f"{out} holds an r1 experiment run with {key}={before!r}, not {new.get(key)!r}",
                 hint="use another --out (or the same options to resume it)",
             )
 

@@ -149,13 +149,15 @@ def write_report(result: R1Result, out: Path) -> Path:
         "",
         *main_table(result),
         "",
-        "| method | valid patches | rescued | broken |",
-        "|---|---|---|---|",
+        "| method | valid patches | valid on the first sample | rescued | broken |",
+        "|---|---|---|---|---|",
     ]
     for method in dict.fromkeys(r.method for r in result.rows):
         mine = [r for r in result.rows if r.method == method]
+        batches = sum(r.batches for r in mine)
         lines.append(
-            f"| {method} | {sum(r.valid_patches for r in mine)}/{sum(r.batches for r in mine)} | "
+            f"| {method} | {sum(r.valid_patches for r in mine)}/{batches} | "
+            f"{sum(r.first_sample_valid for r in mine)}/{batches} | "
             f"{sum(r.rescued for r in mine)} | {sum(r.broken for r in mine)} |"
         )
     lines += ["", "## Training", "", *_training(result), "", "## Plots", "", *_plots(result, out)]

@@ -51,6 +51,13 @@ class R1Config(BaseModel):
         None, description="Reply language of the tiny engineer (None: program; 'hooks': hook code)."
     )
     per_packet: int | None = Field(None, ge=1, le=16, description="SFT program targets per packet (2).")
+    resample_invalid: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="Learned engineers at evaluation: resample a reply that fails the static checks up to N "
+        "times (None: 8 for repair programs, 0 for hook code; 0: one sample).",
+    )
     packet_views: int = Field(
         1, ge=1, le=8, description="SFT prompts per program target: the packet's traces in rotated orders."
     )
@@ -86,6 +93,7 @@ class R1Row(BaseModel):
     broken: int
     rescued: int = 0
     valid_patches: int = 0
+    first_sample_valid: int = 0
     batches: int = 0
     n: int = 0
 
@@ -156,14 +164,19 @@ def _engineer_info(path: Path) -> dict[str, Any]:
     return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
 
 
-def make_method(name: str, train_dir: Path, temperature: float = 0.7) -> Engineer | None:
-    """The engineer of a method (``None`` for ``none``); learned engineers sample at ``temperature``."""
+def make_method(
+    name: str, train_dir: Path, temperature: float = 0.7, resample_invalid: int | None = None
+) -> Engineer | None:
+    """The engineer of a method (``None`` for ``none``); learned engineers sample at ``temperature`` and
+    resample invalid replies (:class:`~reharness.engineer.llm.LLMEngineer`)."""
     from reharness.engineer.factory import make_engineer
 
     if name == "none":
         return None
     if name in ("sft", "grpo"):
-        return make_engineer(f"hf:{train_dir / name}", temperature=temperature)
+        return make_engineer(
+            f"hf:{train_dir / name}", temperature=temperature, resample_invalid=resample_invalid
+        )
     return make_engineer(name)
 
 
@@ -250,7 +263,9 @@ class Evaluator:
     async def propose(self, method: str, packet: FailurePacket, seed: int) -> Proposal:
         """One proposal of ``method`` (engineers are built once and closed by :meth:`run`)."""
         if method not in self.engineers:
-            self.engineers[method] = make_method(method, self.train_dir, self.config.temperature)
+            self.engineers[method] = make_method(
+                method, self.train_dir, self.config.temperature, self.config.resample_invalid
+            )
         engineer = self.engineers[method]
         assert engineer is not None
         return (await engineer.propose(packet, 1, seed=derive_seed(seed, method) % 2**31))[0]
@@ -282,6 +297,7 @@ class Evaluator:
                     "rescued": result.rescued,
                     "broken": result.broken,
                     "patch_id": proposal.patch.identity if proposal.patch else None,
+                    "attempts": proposal.meta.get("attempts", 1),
                     "patch": proposal.patch.to_dict() if proposal.patch and result.valid else None,
                 }
             flips = {t: 1.0 for t in record["rescued"]} | {t: 0.0 for t in record["broken"]}
@@ -310,6 +326,7 @@ def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1R
                     broken=sum(len(r["broken"]) for r in mine),
                     rescued=sum(len(r["rescued"]) for r in mine),
                     valid_patches=sum(bool(r["valid"]) for r in mine),
+                    first_sample_valid=sum(bool(r["valid"]) and r.get("attempts", 1) == 1 for r in mine),
                     batches=len(mine),
                     n=len(values),
                 )

@@ -76,6 +76,9 @@ def r1(
     packets_per_step: Annotated[
         int, typer.Option(help="GRPO packets per optimizer step (k completions each; Harness-R1: 4).")
     ] = 1,
+    grpo_learning_rate: Annotated[
+        float, typer.Option(help="GRPO learning rate (tiny engineer default 1e-5).")
+    ] = 1e-5,
     transfer_agent: Annotated[
         str | None, typer.Option(help="Unseen target for the transfer study, e.g. tiny:{env}-M.")
     ] = None,
@@ -105,6 +108,7 @@ def r1(
         language=language, per_packet=per_packet, packet_views=packet_views,
         resample_invalid=resample_invalid, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
+        grpo_learning_rate=grpo_learning_rate,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation,
     )  # fmt: skip

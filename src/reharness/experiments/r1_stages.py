@@ -69,6 +69,7 @@ class R1Config(BaseModel):
         0.7, gt=0, description="Sampling temperature of the GRPO rollouts (Harness-R1: 0.7)."
     )
     packets_per_step: int = Field(1, gt=0, description="GRPO packets per optimizer step (Harness-R1: 4).")
+    grpo_learning_rate: float = Field(1e-5, gt=0, description="GRPO learning rate (Harness-R1 9B: 1e-6).")
     seed: int = 0
     concurrency: int = Field(8, gt=0)
     transfer_agent: str | None = Field(None, description="Unseen target for the transfer study (None: skip).")
@@ -153,6 +154,7 @@ def train(
                 data=str(root / "data"), sft=str(root / "sft"), out=str(root / "grpo"), k=c.k,
                 steps=c.grpo_steps, save_steps=max(1, c.grpo_steps // 4), seed=c.seed,
                 temperature=c.grpo_temperature, packets_per_step=c.packets_per_step,
+                learning_rate=c.grpo_learning_rate,
             )  # fmt: skip
             info = run_grpo(grpo, agents=agents, progress=progress)
         summaries[stage] = {k: v for k, v in info.items() if k != "config"}

@@ -61,6 +61,10 @@ def r1(
             "(default 8 for repair programs, 0 for hook code).",
         ),
     ] = None,
+    no_constrain: Annotated[
+        bool,
+        typer.Option("--no-constrain", help="Learned program engineers decode without the grammar mask."),
+    ] = False,
     packet_views: Annotated[
         int,
         typer.Option(
@@ -106,7 +110,7 @@ def r1(
         test_batches=test_batches, batch_size=batch_size, max_steps=max_steps, size=size, sft_steps=sft_steps,
         grpo_steps=grpo_steps, k=k, max_new_tokens=max_new_tokens, max_prompt_chars=max_prompt_chars,
         language=language, per_packet=per_packet, packet_views=packet_views,
-        resample_invalid=resample_invalid, temperature=temperature, seed=seed,
+        resample_invalid=resample_invalid, constrain=not no_constrain, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
         grpo_learning_rate=grpo_learning_rate,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,

@@ -6,6 +6,7 @@ these pydantic models are the one wire format between the runtime and every back
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,6 +53,9 @@ class ChatRequest(BaseModel):
     sampling: SamplingParams = SamplingParams()
     seed: int = 0
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: ``viable(reply_so_far, final) -> bool``: in-process decoders (``hf:``/``tiny:``) draw only tokens
+    #: that keep it true (e.g. a repair program's grammar); remote backends ignore it. Not serialised.
+    constraint: Callable[[str, bool], bool] | None = Field(default=None, exclude=True, repr=False)
 
 
 class ChatResponse(BaseModel):

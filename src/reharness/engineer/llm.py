@@ -20,6 +20,10 @@ reply again, with a fresh seed, while it fails the host's static checks (parse, 
 rejection sampler for the program grammar that costs a few dozen tokens per try and never looks at a
 rerun, so the measured Δ of the kept proposal is untouched. A proposal records its ``attempts`` and the
 error codes of the rejected tries (``rejected``); greedy decoding never resamples (it would repeat itself).
+``constrain`` (default: on for repair programs) also sends the program grammar with each request
+(:func:`~reharness.engineer.program_prefix.program_constraint`): an in-process model (``hf:``, ``tiny:``)
+then draws only tokens that keep the reply a viable program, greedy decoding included; remote backends
+ignore it and rely on the resampling.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, SamplingParams
 from reharness.engineer.base import BACKEND_ERROR, Engineer, Proposal, finish_reply
 from reharness.engineer.compact import PromptStyle, build_prompt, style_of_model_dir
+from reharness.engineer.program_prefix import program_constraint
 
 if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
@@ -56,6 +61,7 @@ class LLMEngineer(Engineer):
         backend: Agent | None = None,
         prompt_style: PromptStyle | None = None,
         resample_invalid: int | None = None,
+        constrain: bool | None = None,
         **backend_options: Any,
     ) -> None:
         self.spec = backend_spec
@@ -71,6 +77,8 @@ class LLMEngineer(Engineer):
         if resample_invalid < 0:
             raise ConfigError(f"resample_invalid must be at least 0, got {resample_invalid}")
         self.resample_invalid = resample_invalid if temperature > 0 else 0
+        program = self.prompt_style.language == "program"
+        self.constrain = program if constrain is None else constrain and program
         self.concurrency = max(1, concurrency)
         self.backend_options = backend_options
         self._backend = backend
@@ -87,12 +95,14 @@ class LLMEngineer(Engineer):
     def requests(self, packet: FailurePacket, n: int, seed: int = 0) -> list[ChatRequest]:
         """The ``n`` chat requests of :meth:`propose` (same prompt, seeds derived from ``seed`` and index)."""
         messages = build_prompt(packet, self.prompt_style)
+        constraint = program_constraint(packet.header.benchmark) if self.constrain else None
         return [
             ChatRequest(
                 messages=messages,
                 sampling=self.sampling,
                 seed=derive_seed("llm-engineer", seed, i) & 0x7FFF_FFFF,  # 31 bits survive every server
                 metadata={"engineer": self.name, "index": i},
+                constraint=constraint,
             )
             for i in range(n)
         ]

@@ -58,6 +58,9 @@ class R1Config(BaseModel):
         description="Learned engineers at evaluation: resample a reply that fails the static checks up to N "
         "times (None: 8 for repair programs, 0 for hook code; 0: one sample).",
     )
+    constrain: bool = Field(
+        True, description="Learned program engineers decode under the program grammar (in-process models)."
+    )
     packet_views: int = Field(
         1, ge=1, le=8, description="SFT prompts per program target: the packet's traces in rotated orders."
     )
@@ -167,7 +170,11 @@ def _engineer_info(path: Path) -> dict[str, Any]:
 
 
 def make_method(
-    name: str, train_dir: Path, temperature: float = 0.7, resample_invalid: int | None = None
+    name: str,
+    train_dir: Path,
+    temperature: float = 0.7,
+    resample_invalid: int | None = None,
+    constrain: bool = True,
 ) -> Engineer | None:
     """The engineer of a method (``None`` for ``none``); learned engineers sample at ``temperature`` and
     resample invalid replies (:class:`~reharness.engineer.llm.LLMEngineer`)."""
@@ -177,7 +184,10 @@ def make_method(
         return None
     if name in ("sft", "grpo"):
         return make_engineer(
-            f"hf:{train_dir / name}", temperature=temperature, resample_invalid=resample_invalid
+            f"hf:{train_dir / name}",
+            temperature=temperature,
+            resample_invalid=resample_invalid,
+            constrain=constrain,
         )
     return make_engineer(name)
 
@@ -266,7 +276,11 @@ class Evaluator:
         """One proposal of ``method`` (engineers are built once and closed by :meth:`run`)."""
         if method not in self.engineers:
             self.engineers[method] = make_method(
-                method, self.train_dir, self.config.temperature, self.config.resample_invalid
+                method,
+                self.train_dir,
+                self.config.temperature,
+                self.config.resample_invalid,
+                self.config.constrain,
             )
         engineer = self.engineers[method]
         assert engineer is not None

@@ -27,6 +27,11 @@ reply ended with one) and per-token log-probabilities of the distribution each t
 (``log_softmax(logits / temperature)``; raw logits when greedy), as TRL computes them. ``text`` is the raw
 decoded reply; with ``tools`` in the request, ``<tool_call>`` blocks (see :mod:`reharness.models.base`) are
 also parsed into ``tool_calls``.
+
+**Constrained replies.** A request with a ``constraint`` (``viable(reply_so_far, final)``, e.g. a repair
+program's grammar, :mod:`reharness.engineer.program_prefix`) only keeps a drawn token that leaves the reply
+viable (a stop token must end a complete reply); a rejected token is masked and the row draws again from the
+renormalised distribution with its own generator, so constrained decoding stays seeded and reproducible.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import asyncio
 import inspect
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +52,8 @@ from reharness.core.types import ChatRequest, ChatResponse
 from reharness.models.base import parse_text_tool_calls, template_messages
 from reharness.models.hf_cache import PromptReader, cache_of, supports_reuse
 
+#: Most likely tokens scanned for viable ones when a constrained row's draw is rejected.
+CONSTRAINT_SCAN = 2048
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "</s>")
 
 
@@ -344,6 +352,11 @@ class HFBackend(Agent):
                 for r, i in enumerate(active):
                     if not greedy[i]:
                         chosen[r] = _sample(logp[r], requests[i].sampling.top_p, generators[i])
+                    constraint = requests[i].constraint
+                    if constraint is not None:
+                        chosen[r] = self._constrained(
+                            constraint, out_ids[i], logp[r], int(chosen[r]), requests[i], generators[i]
+                        )
                     token = int(chosen[r])
                     out_ids[i].append(token)
                     out_lp[i].append(float(logp[r, token]))
@@ -365,6 +378,38 @@ class HFBackend(Agent):
                 cache, logits = cache_of(out), out.logits[:, -1, :]
                 positions = positions + 1
         return list(zip(out_ids, out_lp, strict=True))
+
+    def _constrained(
+        self,
+        viable: Callable[[str, bool], bool],
+        so_far: list[int],
+        logp: Any,
+        token: int,
+        request: ChatRequest,
+        generator: Any,
+    ) -> int:
+        """``token`` if it keeps the reply ``viable`` (a stop token must end a complete reply); otherwise a
+        draw, with the row's generator, among the viable tokens of the ``CONSTRAINT_SCAN`` most likely ones
+        (renormalised; greedy: the most likely viable one). Without any, the drawn token stands and the
+        reply is checked like any other."""
+        import torch
+
+        def ok(candidate: int) -> bool:
+            stop = candidate in self.stop_ids
+            text = self.tokenizer.decode(so_far + ([] if stop else [candidate]), skip_special_tokens=True)
+            return viable(text, stop)
+
+        if ok(token):
+            return token
+        order = torch.argsort(logp, descending=True)[:CONSTRAINT_SCAN]
+        keep = [int(c) for c in order if torch.isfinite(logp[c]) and int(c) != token and ok(int(c))]
+        if not keep:
+            return token
+        if request.sampling.temperature == 0:
+            return keep[0]
+        masked = torch.full_like(logp, float("-inf"))
+        masked[keep] = logp[keep]
+        return int(_sample(torch.log_softmax(masked, dim=-1), request.sampling.top_p, generator))
 
     def _forward(self, ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
         return self.model(

@@ -1,0 +1,199 @@
+"""Can a partial reply still become a valid repair program? — the test behind constrained decoding.
+
+:func:`program_constraint` gives a model backend a predicate over the reply decoded so far: ``viable(text,
+final)`` is false as soon as no continuation of ``text`` can parse as a repair program for the environment
+(:mod:`reharness.engineer.program`). It checks what a tiny engineer actually gets wrong: an unknown or
+repeated repair, a parameter that belongs to another repair or is given twice, an unknown ``ctx`` field, a
+token out of place, more than ``MAX_TERMS`` terms. A finished reply (``final``, or a closed ``</program>``
+tag) must parse completely (values included). The backend masks a token whose text makes the reply
+non-viable and draws again, so the engineer writes the grammar by construction
+(:meth:`reharness.models.hf_backend.HFBackend`; ``ChatRequest.constraint``).
+
+Written by hand: the grammar is ours and tiny, and a general grammar engine (outlines, xgrammar) would add a
+heavy dependency and a tokenizer-specific compilation step for a few dozen lines of checking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from reharness.core.errors import ReharnessError
+from reharness.engineer.operators.base import _in_space
+from reharness.engineer.program import _TOKEN, CONDITION_FIELDS, MAX_TERMS, _coerce, parse_program
+
+if TYPE_CHECKING:
+    from reharness.engineer.operators.base import Operator
+
+OPEN, CLOSE = "<program>", "</program>"
+MAX_NUMBER_CHARS = 6  # the longest numeric literal the operators' spaces and ranges need ("0.8125")
+_PARTIAL = re.compile(r"^[-!]$")  # the start of a negative number or of "!="
+
+
+@lru_cache(maxsize=8)
+def _grammar(env: str) -> tuple[dict[str, Operator], frozenset[str]]:
+    """Repair name → operator, and the condition fields, for ``env``."""
+    from reharness.engineer.operators.registry import program_operators
+
+    return {op.name: op for op in program_operators(env)}, frozenset(CONDITION_FIELDS.get(env, {}))
+
+
+def _literal_text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _value_ok(op: Operator, key: str, kind: str, text: str, partial: bool, env: str) -> bool:
+    """Whether a parameter value (token ``kind``/``text``; ``partial``: more characters may follow) is,
+    or can still become, a value the operator accepts for ``key``."""
+    space = op.space(env).get(key, ())
+    if kind == "name":
+        names = [_literal_text(v) for v in space if isinstance(v, str | bool)]
+        return any(n.startswith(text) for n in names) if partial else text in names
+    if kind != "num":
+        return False
+    if partial:  # digits only add magnitude: the integer part must still fit under the largest value
+        numbers = [v for v in space if isinstance(v, int | float) and not isinstance(v, bool)]
+        numbers += list(op.ranges.get(key, ()))
+        whole = text.lstrip("-").split(".")[0] or "0"
+        return bool(numbers) and len(text) <= MAX_NUMBER_CHARS and int(whole) <= max(map(abs, numbers))
+    value: object = float(text) if "." in text else int(text)
+    value = _coerce(op, key, value, env)  # type: ignore[arg-type]
+    return _in_space(value, space) or op._in_range(key, value)
+
+
+def _parses(body: str, env: str) -> bool:
+    try:
+        parse_program(body, env)
+    except ReharnessError:
+        return False
+    return True
+
+
+def _prefix_ok(body: str, env: str) -> bool:
+    """Whether the unfinished program ``body`` (no closing tag yet) has a valid continuation."""
+    repairs, fields = _grammar(env)
+    tokens: list[tuple[str, str]] = []
+    pos, end, dangling = 0, len(body), ""
+    while pos < end:
+        match = _TOKEN.match(body, pos)
+        if match is None or match.end() == pos:
+            rest = body[pos:]
+            if not rest.strip():
+                break
+            dangling = rest.lstrip()  # must be the very end: no character may follow it
+            decimal = dangling == "." and rest == "." and pos > 0 and body[pos - 1].isdigit()  # "0." of 0.75
+            if not (decimal or _PARTIAL.match(dangling)):
+                return False
+            break  # an unfinished number or comparison: checked against the state below
+        kind = match.lastgroup or "punct"
+        tokens.append((kind, match.group(kind)))
+        pos = match.end()
+    open_end = bool(body) and not body[-1].isspace() and bool(tokens) and tokens[-1][0] in ("name", "num")
+    used: set[str] = set()
+    given: set[str] = set()
+    state, terms, repair, key = "term", 0, "", ""
+    for index, (kind, text) in enumerate(tokens):
+        partial = open_end and index == len(tokens) - 1
+        if state == "term":
+            if kind != "name":
+                return False
+            if partial:
+                return any(r.startswith(text) for r in repairs if r not in used) and terms < MAX_TERMS
+            if text not in repairs or text in used or terms >= MAX_TERMS:
+                return False
+            used.add(text)
+            repair, given, terms, state = text, set(), terms + 1, "after_name"
+        elif state in ("after_name", "after_params"):
+            if text == "(" and state == "after_name":
+                state = "key"
+            elif text == "if" and kind == "name":
+                state = "field"
+            elif partial and kind == "name" and "if".startswith(text):
+                return True
+            elif text == ";":
+                state = "term"
+            else:
+                return False
+        elif state == "key":
+            if text == ")":
+                state = "after_params"
+                continue
+            if kind != "name":
+                return False
+            left = set(repairs[repair].space(env)) - given
+            if partial:
+                return any(p.startswith(text) for p in left)
+            if text not in left:
+                return False
+            given.add(text)
+            key, state = text, "eq"
+        elif state == "eq":
+            if text != "=":
+                return False
+            state = "value"
+        elif state == "value":
+            if not _value_ok(repairs[repair], key, kind, text, partial, env):
+                return False
+            state = "after_value"
+        elif state == "after_value":
+            if text == ",":
+                state = "key"
+            elif text == ")":
+                state = "after_params"
+            else:
+                return False
+        elif state == "field":
+            if kind != "name":
+                return False
+            if partial:
+                return any(f.startswith(text) for f in fields)
+            if text not in fields:
+                return False
+            state = "cmp"
+        elif state == "cmp":
+            if kind != "cmp":
+                return False
+            state = "cond_value"
+        elif state == "cond_value":
+            if kind not in ("num", "name"):
+                return False
+            state = "after_cond"
+        elif state == "after_cond":
+            if text != ";":
+                return False
+            state = "term"
+    allowed = {".": ("after_value", "after_cond"), "-": ("value", "cond_value"), "!": ("cmp",)}
+    return not dangling or state in allowed.get(dangling, ())
+
+
+def viable_program_reply(text: str, env: str, final: bool = False) -> bool:
+    """Whether ``text`` (a reply decoded so far) can still end as a reply with a valid program for ``env``;
+    ``final``: the reply ends here, so its program must be complete and valid."""
+    head = text.lstrip()
+    if not head.startswith(OPEN):
+        return not final and OPEN.startswith(head)
+    body = head[len(OPEN) :]
+    if CLOSE in body:  # only whitespace (then the end of the reply) may follow the closing tag
+        program, after = body.split(CLOSE, 1)
+        return not after.strip() and _parses(program, env)
+    if final:
+        return False
+    # a trailing prefix of the closing tag: what comes before it must already be a whole program
+    cut = body.rfind("<")
+    if cut >= 0 and CLOSE.startswith(body[cut:].rstrip()) and len(body[cut:].rstrip()) >= 2:
+        return _parses(body[:cut], env)
+    if cut >= 0 and body[cut:] == "<" and _parses(body[:cut], env):
+        return True  # the start of </program> (or of a comparison, checked next)
+    return _prefix_ok(body, env)
+
+
+def program_constraint(env: str) -> Callable[[str, bool], bool]:
+    """The ``ChatRequest.constraint`` of a repair-program reply in ``env``."""
+
+    def viable(text: str, final: bool) -> bool:
+        return viable_program_reply(text, env, final)
+
+    viable.__qualname__ = f"program_constraint({env!r})"
+    return viable

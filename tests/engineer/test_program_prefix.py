@@ -37,10 +37,12 @@ DEAD = [
     "<program>snap_to_admissible(cutoff=0.75) =",
     "<program>snap_to_admissible(cutoff=0.75) if nothing",
     "<program>snap_to_admissible(cutoff=0.75)</program>x",  # only the end may follow the closing tag
+    "<program>snap_to_admissible(cutoff=0.75)</program>\n",
+    "<program>snap_to_admissible(cutoff=0.75,   ",  # runaway whitespace
 ]
 COMPLETE = [
     "<program>snap_to_admissible(cutoff=0.75)</program>",
-    "\n<program>snap_to_admissible(cutoff=0.75) if step<=3; purchase_guard(max_blocks=2)</program>\n",
+    "\n<program>snap_to_admissible(cutoff=0.75) if step<=3; purchase_guard(max_blocks=2)</program>",
 ]
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from reharness.engineer.operators.base import Operator
 
 OPEN, CLOSE = "<program>", "</program>"
+_LONG_SPACE = re.compile(r"\s{3,}")
 MAX_NUMBER_CHARS = 6  # the longest numeric literal the operators' spaces and ranges need ("0.8125")
 _PARTIAL = re.compile(r"^[-!]$")  # the start of a negative number or of "!="
 
@@ -171,13 +172,15 @@ def _prefix_ok(body: str, env: str) -> bool:
 def viable_program_reply(text: str, env: str, final: bool = False) -> bool:
     """Whether ``text`` (a reply decoded so far) can still end as a reply with a valid program for ``env``;
     ``final``: the reply ends here, so its program must be complete and valid."""
+    if _LONG_SPACE.search(text):  # tokens are separated by at most two blanks: no runaway whitespace
+        return False
     head = text.lstrip()
     if not head.startswith(OPEN):
         return not final and OPEN.startswith(head)
     body = head[len(OPEN) :]
-    if CLOSE in body:  # only whitespace (then the end of the reply) may follow the closing tag
+    if CLOSE in body:  # nothing but the end of the reply may follow the closing tag
         program, after = body.split(CLOSE, 1)
-        return not after.strip() and _parses(program, env)
+        return not after and _parses(program, env)
     if final:
         return False
     # a trailing prefix of the closing tag: what comes before it must already be a whole program

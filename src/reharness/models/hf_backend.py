@@ -54,6 +54,8 @@ from reharness.models.hf_cache import PromptReader, cache_of, supports_reuse
 
 #: Most likely tokens scanned for viable ones when a constrained row's draw is rejected.
 CONSTRAINT_SCAN = 2048
+#: Viable tokens (the most likely first) a rejected draw is redrawn among.
+CONSTRAINT_KEEP = 16
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "</s>")
 
 
@@ -389,9 +391,9 @@ class HFBackend(Agent):
         generator: Any,
     ) -> int:
         """``token`` if it keeps the reply ``viable`` (a stop token must end a complete reply); otherwise a
-        draw, with the row's generator, among the viable tokens of the ``CONSTRAINT_SCAN`` most likely ones
-        (renormalised; greedy: the most likely viable one). Without any, the drawn token stands and the
-        reply is checked like any other."""
+        draw, with the row's generator, among the ``CONSTRAINT_KEEP`` most likely viable tokens of the
+        ``CONSTRAINT_SCAN`` most likely ones (renormalised; greedy: the most likely viable one). Without
+        any, the drawn token stands and the reply is checked like any other."""
         import torch
 
         def ok(candidate: int) -> bool:
@@ -401,8 +403,12 @@ class HFBackend(Agent):
 
         if ok(token):
             return token
-        order = torch.argsort(logp, descending=True)[:CONSTRAINT_SCAN]
-        keep = [int(c) for c in order if torch.isfinite(logp[c]) and int(c) != token and ok(int(c))]
+        keep: list[int] = []
+        for c in torch.argsort(logp, descending=True)[:CONSTRAINT_SCAN].tolist():
+            if c != token and torch.isfinite(logp[c]) and ok(c):
+                keep.append(c)
+                if request.sampling.temperature == 0 or len(keep) >= CONSTRAINT_KEEP:
+                    break
         if not keep:
             return token
         if request.sampling.temperature == 0:

@@ -65,7 +65,8 @@ def test_packets_sft_grpo_then_improve_with_the_trained_engineer(
     assert len(contract["candidates"]) == 2
     proposals = (tmp_path / "imp" / "round-1" / "proposals.jsonl").read_text().splitlines()
     meta = json.loads(proposals[0])["meta"]
-    assert meta["engineer"] == f"llm:hf:{out / 'grpo'}" and meta["completion_tokens"] <= 48
+    assert meta["engineer"] == f"llm:hf:{out / 'grpo'}"
+    assert meta["completion_tokens"] <= 48 * meta["attempts"]  # each try within the reply budget
     code, stdout, _ = _cli("train", "engineer", *MICRO, "--stage", "data", "--out", str(out), "--json")
     assert (
         code == 0 and json.loads(stdout)["data"] == summary["data"] and "engineer" not in json.loads(stdout)

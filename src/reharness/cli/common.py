@@ -192,3 +192,12 @@ RunDir = Annotated[
         callback=run_dir, metavar="RUN_DIR", help="A run directory (OUT/RUN_ID) written by `reharness run`."
     ),
 ]
+
+
+#: ``--packet-views`` of ``train engineer`` and ``experiment r1``: SFT prompts per repair-program target.
+PacketViews = Annotated[
+    int,
+    typer.Option(
+        min=1, max=8, help="SFT: prompts per program target (the packet's traces in rotated orders)."
+    ),
+]

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
+from reharness.cli.common import PacketViews, check_specs, friendly_errors, output_dir, stdout
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
@@ -65,12 +65,7 @@ def r1(
         bool,
         typer.Option("--no-constrain", help="Learned program engineers decode without the grammar mask."),
     ] = False,
-    packet_views: Annotated[
-        int,
-        typer.Option(
-            min=1, max=8, help="SFT: prompts per program target (the packet's traces in rotated orders)."
-        ),
-    ] = 1,
+    packet_views: PacketViews = 1,
     temperature: Annotated[
         float, typer.Option(help="Sampling temperature of the learned engineers at evaluation (0: greedy).")
     ] = 0.7,

@@ -23,7 +23,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from reharness.cli.common import check_specs, friendly_errors, output_dir, stdout
+from reharness.cli.common import PacketViews, check_specs, friendly_errors, output_dir, stdout
 from reharness.cli.progress import progress_display, step_reporter
 from reharness.cli.scale import (
     Executor,
@@ -145,12 +145,7 @@ def engineer(
     per_packet: Annotated[
         int | None, typer.Option(help="SFT: measured program targets per packet (default 2).")
     ] = None,
-    packet_views: Annotated[
-        int,
-        typer.Option(
-            min=1, max=8, help="SFT: prompts per program target (the packet's traces in rotated orders)."
-        ),
-    ] = 1,
+    packet_views: PacketViews = 1,
     max_new_tokens: Annotated[
         int | None,
         typer.Option(min=1, help="Reply budget in tokens (default: sft 1536, grpo the SFT engineer's)."),

@@ -72,12 +72,12 @@ class LLMEngineer(Engineer):
         if max_tokens is None:
             max_tokens = self.prompt_style.max_new_tokens or 4096
         self.sampling = SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+        program = self.prompt_style.language == "program"
         if resample_invalid is None:
-            resample_invalid = PROGRAM_RESAMPLES if self.prompt_style.language == "program" else 0
+            resample_invalid = PROGRAM_RESAMPLES if program else 0
         if resample_invalid < 0:
             raise ConfigError(f"resample_invalid must be at least 0, got {resample_invalid}")
         self.resample_invalid = resample_invalid if temperature > 0 else 0
-        program = self.prompt_style.language == "program"
         self.constrain = program if constrain is None else constrain and program
         self.concurrency = max(1, concurrency)
         self.backend_options = backend_options

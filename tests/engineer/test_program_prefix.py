@@ -33,6 +33,11 @@ DEAD = [
     "<program>snap_to_admissible(cutoff=9)",  # outside the space and the range
     "<program>snap_to_admissible(cutoff=081",  # already too large
     "<program>snap_to_admissible(cutoff=0.885\n\n-",  # a dangling character out of place
+    "<program>snap_to_admissible-",  # ... after a name that could still grow without it
+    "<program>snap_to_admissible(cut-",
+    "<program>snap_to_admissible(cutoff=0.75); purch!",
+    "<program>snap_to_admissible(cutoff=0.75.",  # a second decimal point
+    "<program>purchase_guard(max_blocks=2.",  # a point in an integer
     "<program>snap_to_admissible(cutoff=0.75); snap",  # the same repair twice
     "<program>snap_to_admissible(cutoff=0.75) =",
     "<program>snap_to_admissible(cutoff=0.75) if nothing",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,29 @@ def test_grpo_config_and_errors_name_the_fix(tmp_path: Path, micro_data: Path) -
     with pytest.raises(ConfigError, match="no SFT engineer") as err:
         run_grpo(GRPOStageConfig(data=str(micro_data), sft=str(tmp_path), out=str(tmp_path / "o")))
     assert "--stage sft" in str(err.value.hint)
+
+
+def test_constrained_grpo_samples_only_programs_that_compile(
+    micro_engineer: Path, micro_data: Path, tmp_path: Path
+) -> None:
+    # the micro engineer cannot write its program reliably when sampling unconstrained (see the fixture);
+    # under the grammar every sampled reply compiles (given room to finish: a reply cut by the token budget
+    # cannot), so every reward is a measured Δ
+    values = dict(
+        data=str(micro_data), sft=str(micro_engineer), out=str(tmp_path / "c"), k=4, steps=2,
+        max_new_tokens=96, save_steps=2, constrain=True, temperature=1.2, select_on_valid=False,
+    )  # fmt: skip
+    summary = run_grpo(GRPOStageConfig(**values), agents={"household": ClumsySolver()})
+    assert summary["valid_frac_curve"] == [1.0, 1.0]
+    log = [json.loads(line) for line in (tmp_path / "c" / "rewards.jsonl").read_text().splitlines()]
+    assert len(log) == 8 and all(e["status"] in ("ok", "degenerate") for e in log)
+    assert json.loads((tmp_path / "c" / "engineer.json").read_text())["config"]["constrain"] is True
+
+    hooks = tmp_path / "hooks-engineer"  # the same engineer, declared a writer of hook code
+    shutil.copytree(micro_engineer, hooks)
+    info = json.loads((hooks / "engineer.json").read_text())
+    info["prompt_style"]["language"] = "hooks"
+    (hooks / "engineer.json").write_text(json.dumps(info))
+    with pytest.raises(ConfigError, match="repair-program engineer") as err:
+        run_grpo(GRPOStageConfig(**(values | {"sft": str(hooks), "out": str(tmp_path / "h")})))
+    assert "--language program" in str(err.value.hint)

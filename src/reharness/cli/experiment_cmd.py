@@ -70,14 +70,22 @@ def r1(
         float, typer.Option(help="Sampling temperature of the learned engineers at evaluation (0: greedy).")
     ] = 0.7,
     grpo_temperature: Annotated[
-        float, typer.Option(help="Sampling temperature of the GRPO rollouts (higher: more varied groups).")
-    ] = 0.7,
+        float | None,
+        typer.Option(
+            help="Sampling temperature of the GRPO rollouts (higher: more varied groups; 1.2 "
+            "with --grpo-constrain, else 0.7)."
+        ),
+    ] = None,
     packets_per_step: Annotated[
         int, typer.Option(help="GRPO packets per optimizer step (k completions each; Harness-R1: 4).")
     ] = 1,
     grpo_learning_rate: Annotated[
         float, typer.Option(help="GRPO learning rate (tiny engineer default 1e-5).")
     ] = 1e-5,
+    grpo_constrain: Annotated[
+        bool,
+        typer.Option("--grpo-constrain", help="GRPO samples program replies under the grammar mask too."),
+    ] = False,
     transfer_agent: Annotated[
         str | None, typer.Option(help="Unseen target for the transfer study, e.g. tiny:{env}-M.")
     ] = None,
@@ -107,7 +115,7 @@ def r1(
         language=language, per_packet=per_packet, packet_views=packet_views,
         resample_invalid=resample_invalid, constrain=not no_constrain, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
-        grpo_learning_rate=grpo_learning_rate,
+        grpo_learning_rate=grpo_learning_rate, grpo_constrain=grpo_constrain,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation,
     )  # fmt: skip

@@ -136,6 +136,12 @@ def engineer(
     teacher_k: Annotated[int, typer.Option(help="Teacher proposals per packet.")] = 4,
     max_steps: Annotated[int | None, typer.Option(help="Target step limit (default: the env's).")] = None,
     packets_per_step: Annotated[int, typer.Option(help="GRPO: packets per optimizer step.")] = 1,
+    constrain: Annotated[
+        bool,
+        typer.Option(
+            "--constrain", help="GRPO: sample a repair-program engineer's replies under the program grammar."
+        ),
+    ] = False,
     learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
     max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
     language: Annotated[
@@ -216,6 +222,7 @@ def engineer(
             packets_per_step=packets_per_step, steps=steps or 20, max_new_tokens=max_new_tokens,
             save_steps=save_steps, seed=seed, report_to=report_to, device=device, bf16=bf16,
             use_vllm=use_vllm, vllm_mode=vllm_mode, vllm_server_base_url=vllm_server_url,
+            constrain=constrain,
             **({"learning_rate": learning_rate} if learning_rate else {}),
         )  # fmt: skip
         if not dry_run:  # a dry run may describe a GRPO stage whose SFT engineer is not trained yet

@@ -58,6 +58,8 @@ def _value_ok(op: Operator, key: str, kind: str, text: str, partial: bool, env: 
         numbers = [v for v in space if isinstance(v, int | float) and not isinstance(v, bool)]
         numbers += list(op.ranges.get(key, ()))
         whole = text.lstrip("-").split(".")[0] or "0"
+        if "." in text and all(isinstance(v, int) for v in numbers):  # an integer parameter has no point
+            return False
         return bool(numbers) and len(text) <= MAX_NUMBER_CHARS and int(whole) <= max(map(abs, numbers))
     value: object = float(text) if "." in text else int(text)
     value = _coerce(op, key, value, env)  # type: ignore[arg-type]
@@ -84,14 +86,30 @@ def _prefix_ok(body: str, env: str) -> bool:
             if not rest.strip():
                 break
             dangling = rest.lstrip()  # must be the very end: no character may follow it
-            decimal = dangling == "." and rest == "." and pos > 0 and body[pos - 1].isdigit()  # "0." of 0.75
+            decimal = (  # the "0." of 0.75: a dangling point right after a number without one
+                dangling == "."
+                and rest == "."
+                and bool(tokens)
+                and tokens[-1][0] == "num"
+                and "." not in tokens[-1][1]
+                and body[pos - 1].isdigit()
+            )
             if not (decimal or _PARTIAL.match(dangling)):
                 return False
+            if decimal:  # the number goes on: check it with its point
+                tokens[-1], dangling = ("num", tokens[-1][1] + "."), ""
             break  # an unfinished number or comparison: checked against the state below
         kind = match.lastgroup or "punct"
         tokens.append((kind, match.group(kind)))
         pos = match.end()
-    open_end = bool(body) and not body[-1].isspace() and bool(tokens) and tokens[-1][0] in ("name", "num")
+    # the last token may still grow only if it ends the body (nothing dangles after it)
+    open_end = (
+        not dangling
+        and bool(body)
+        and not body[-1].isspace()
+        and bool(tokens)
+        and tokens[-1][0] in ("name", "num")
+    )
     used: set[str] = set()
     given: set[str] = set()
     state, terms, repair, key = "term", 0, "", ""
@@ -165,7 +183,7 @@ def _prefix_ok(body: str, env: str) -> bool:
             if text != ";":
                 return False
             state = "term"
-    allowed = {".": ("after_value", "after_cond"), "-": ("value", "cond_value"), "!": ("cmp",)}
+    allowed = {"-": ("value", "cond_value"), "!": ("cmp",)}
     return not dangling or state in allowed.get(dangling, ())
 
 

@@ -49,6 +49,11 @@ class GRPOStageConfig(BaseModel):
     )
     temperature: float = Field(0.7, gt=0)
     top_p: float = Field(0.95, gt=0, le=1)
+    constrain: bool = Field(
+        False,
+        description="Sample the replies of a repair-program engineer under the program grammar, as at "
+        "evaluation (reharness.training.constrained_rollout).",
+    )
     epsilon: float = Field(0.2, gt=0, lt=1, description="Lower clip range.")
     epsilon_high: float = Field(0.28, gt=0, lt=1, description="Upper clip range (asymmetric, DAPO).")
     beta: float = Field(0.0, ge=0, description="KL coefficient; Harness-R1 uses none (0).")
@@ -194,6 +199,32 @@ def trl_config(config: GRPOStageConfig, max_new_tokens: int) -> Any:
     return GRPOConfig(**trl_kwargs(config, max_new_tokens))
 
 
+def _constrained_rollouts(
+    config: GRPOStageConfig, style: PromptStyle, rows: list[dict[str, Any]], max_new: int
+) -> Any:
+    """The grammar-masked ``rollout_func`` of ``config.constrain`` (program engineers only)."""
+    import os
+
+    from reharness.training.constrained_rollout import constrained_rollout_func, prompt_key
+    from reharness.training.engineer_model import row_prompt
+
+    if style.language != "program" or config.use_vllm:
+        raise ConfigError(
+            "constrained GRPO rollouts need a repair-program engineer decoded by Hugging Face "
+            f"(this SFT engineer writes {style.language!r}"
+            + (", and use_vllm is on)" if config.use_vllm else ")"),
+            hint="drop the constraint option, or train the SFT engineer with --language program",
+        )
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL 1.16
+    return constrained_rollout_func(
+        {prompt_key(row_prompt(r, style)): r["env"] for r in rows},
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_new_tokens=max_new,
+        seed=config.seed,
+    )
+
+
 def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = None) -> dict[str, Any]:
     """Train the SFT engineer with GRPO into ``config.out``; returns the summary written to engineer.json.
 
@@ -226,6 +257,7 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
     dataset = datasets.Dataset.from_list(
         [{"prompt": row_prompt(r, style), "packet_id": r["packet_id"]} for r in rows]
     )
+    rollout_func = _constrained_rollouts(config, style, rows, max_new) if config.constrain else None
     reward = PairedRerunReward(
         rows,
         config.runs_dir or Path(config.data) / "runs",
@@ -243,6 +275,7 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
             train_dataset=dataset,
             processing_class=tokenizer,
             callbacks=[timer, *progress_callbacks(progress, config.steps, "grpo")],
+            rollout_func=rollout_func,
         )
         if progress is not None:
             quiet(trainer)

@@ -12,9 +12,10 @@ are checked against the packet's recorded ones, so a reward is never measured on
 
 The reruns run on one event loop in a background thread, owned by the reward object, so agents with their
 own loop-bound machinery (micro-batching model backends) live on one loop for the whole training. Every
-scored completion is appended to ``log_path`` (JSON lines) and the time spent in reruns is accumulated, for
-the GRPO time breakdown. Per call it logs (through TRL's ``log_metric``) the share of valid completions
-(``rerun/valid_frac``) and of packet groups with non-zero reward variance (``rerun/variance_frac``).
+scored completion (reply, status, Δ) is appended to ``log_path`` (JSON lines) and the time spent in reruns
+is accumulated, for the GRPO time breakdown. Per call it logs (through TRL's ``log_metric``) the share of
+valid completions (``rerun/valid_frac``) and of packet groups with non-zero reward variance
+(``rerun/variance_frac``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from reharness.engineer.baseline import Baseline
     from reharness.engineer.paired import PairedResult
     from reharness.runtime.agents import Agent
+
+
+#: characters of each scored reply kept in the rewards log (a repair program fits many times over)
+REPLY_LOG_CHARS = 2000
 
 
 def completion_text(completion: Any) -> str:
@@ -104,10 +109,10 @@ class PairedRerunReward:
             log_metric("rerun/valid_frac", sum(r.valid for r in results) / max(1, len(results)))
             log_metric("rerun/variance_frac", variance_share(rewards, list(packet_id)))
             log_metric("rerun/seconds", elapsed)
-        self._log(step, list(packet_id), results)
+        self._log(step, list(packet_id), results, [completion_text(c) for c in completions])
         return rewards
 
-    def _log(self, step: int, packet_ids: list[str], results: list[PairedResult]) -> None:
+    def _log(self, step: int, packet_ids: list[str], results: list[PairedResult], texts: list[str]) -> None:
         if self.log_path is None:
             return
         lines = [
@@ -122,10 +127,11 @@ class PairedRerunReward:
                     "rescued": len(r.rescued),
                     "broken": len(r.broken),
                     "patch_id": r.patch_ids[0] if r.patch_ids else None,
+                    "reply": text[:REPLY_LOG_CHARS],
                 },
                 sort_keys=True,
             )
-            for pid, r in zip(packet_ids, results, strict=True)
+            for pid, r, text in zip(packet_ids, results, texts, strict=True)
         ]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("a", encoding="utf-8") as handle:

@@ -19,7 +19,7 @@ MICRO = [
     "--sft-steps", "40", "--grpo-steps", "1", "--k", "2", "--max-new-tokens", "32",
     "--max-prompt-chars", "400", "--temperature", "0",
     "--transfer-agent", "clumsy-m", "--generalisation-seeds", "1", "--heldout-n", "8",
-    "--grpo-temperature", "1.0", "--packets-per-step", "2",
+    "--grpo-temperature", "1.0", "--packets-per-step", "2", "--grpo-constrain",
 ]  # fmt: skip
 
 
@@ -55,6 +55,7 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
     grpo = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())["config"]
     assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO
+    assert grpo["constrain"] is True
     records = (tmp_path / "eval.jsonl").read_text().splitlines()
     assert len(records) == len(METHODS)
     used = calls[0]

@@ -1,8 +1,9 @@
 """Outcome-based GRPO of the engineer with TRL's ``GRPOTrainer`` (Harness-R1 stage 2).
 
 Each optimizer step samples ``k`` replies for each of ``packets_per_step`` train packets (temperature 0.7,
-top-p 0.95), scores every reply by paired rerun on its packet's batch (:class:`.rerun.PairedRerunReward`:
-same tasks and seeds, one cached baseline, invalid ⇒ 0), normalises rewards within each packet's group
+top-p 0.95; with ``constrain``, under the repair-program grammar: :mod:`.constrained_rollout`), scores
+every reply by paired rerun on its packet's batch (:class:`.rerun.PairedRerunReward`: same tasks and seeds,
+one cached baseline, invalid ⇒ 0), normalises rewards within each packet's group
 (``scale_rewards="group"``: advantage (r − μ)/σ shared by all tokens of a reply) and takes one clipped
 token-mean surrogate step (``loss_type="dapo"``) with asymmetric clipping ε_low 0.20 / ε_high 0.28 and no KL
 term (``beta=0``), on-policy (one iteration per generation). All of these are fields of

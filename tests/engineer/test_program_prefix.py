@@ -38,6 +38,8 @@ DEAD = [
     "<program>snap_to_admissible(cutoff=0.75); purch!",
     "<program>snap_to_admissible(cutoff=0.75.",  # a second decimal point
     "<program>purchase_guard(max_blocks=2.",  # a point in an integer
+    "<program>snap_to_admissible(cutoff=0.75); purchase_guard\r\x1d",  # control characters as blanks
+    "<program>snap_to_admissible(cutoff=0.75)</program ",  # a closing tag cannot hold a blank
     "<program>snap_to_admissible(cutoff=0.75); snap",  # the same repair twice
     "<program>snap_to_admissible(cutoff=0.75) =",
     "<program>snap_to_admissible(cutoff=0.75) if nothing",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 OPEN, CLOSE = "<program>", "</program>"
 _LONG_SPACE = re.compile(r"\s{3,}")
+_ODD_SPACE = re.compile(r"[^\S \n\t]")  # whitespace other than a blank, a newline or a tab (\r, \x1d, …)
 MAX_NUMBER_CHARS = 6  # the longest numeric literal the operators' spaces and ranges need ("0.8125")
 _PARTIAL = re.compile(r"^[-!]$")  # the start of a negative number or of "!="
 
@@ -190,7 +191,7 @@ def _prefix_ok(body: str, env: str) -> bool:
 def viable_program_reply(text: str, env: str, final: bool = False) -> bool:
     """Whether ``text`` (a reply decoded so far) can still end as a reply with a valid program for ``env``;
     ``final``: the reply ends here, so its program must be complete and valid."""
-    if _LONG_SPACE.search(text):  # tokens are separated by at most two blanks: no runaway whitespace
+    if _LONG_SPACE.search(text) or _ODD_SPACE.search(text):  # at most two plain blanks between tokens
         return False
     head = text.lstrip()
     if not head.startswith(OPEN):
@@ -203,7 +204,7 @@ def viable_program_reply(text: str, env: str, final: bool = False) -> bool:
         return False
     # a trailing prefix of the closing tag: what comes before it must already be a whole program
     cut = body.rfind("<")
-    if cut >= 0 and CLOSE.startswith(body[cut:].rstrip()) and len(body[cut:].rstrip()) >= 2:
+    if cut >= 0 and CLOSE.startswith(body[cut:]) and len(body[cut:]) >= 2:
         return _parses(body[:cut], env)
     if cut >= 0 and body[cut:] == "<" and _parses(body[:cut], env):
         return True  # the start of </program> (or of a comparison, checked next)

@@ -22,6 +22,8 @@ VIABLE = [
     "<program>snap_to_admissible(cutoff=0.75) if step<",
     "<program>snap_to_admissible(cutoff=0.75) if step!",
     "<program>snap_to_admissible(cutoff=0.75); purchase_guard(max_blocks=2",
+    "<program>snap_to_admissible(cutoff=0.75) if state.buy_now_available==tr",
+    "<program>snap_to_admissible(cutoff=0.75) if state.page_type==item",
 ]
 DEAD = [
     "x",
@@ -40,6 +42,10 @@ DEAD = [
     "<program>purchase_guard(max_blocks=2.",  # a point in an integer
     "<program>snap_to_admissible(cutoff=0.75); purchase_guard\r\x1d",  # control characters as blanks
     "<program>snap_to_admissible(cutoff=0.75)</program ",  # a closing tag cannot hold a blank
+    "<program>snap_to_admissible(cutoff=0.75) if step<1234567",  # condition values stay short
+    "<program>snap_to_admissible(cutoff=0.75) if state.page_type==" + "x" * 41,
+    "<program>snap_to_admissible(cutoff=0.75) if state.buy_now_available==maybe",  # not a bool
+    "<program>snap_to_admissible(cutoff=0.75) if step<item",  # not a number
     "<program>snap_to_admissible(cutoff=0.75); snap",  # the same repair twice
     "<program>snap_to_admissible(cutoff=0.75) =",
     "<program>snap_to_admissible(cutoff=0.75) if nothing",

@@ -136,6 +136,25 @@ def test_grammar_constrained_sampling_writes_valid_programs(micro_engineer: Path
     assert valid(True)[1] == replies  # seeded: the same replies again
 
 
+def test_a_reply_with_no_viable_token_ends_at_once(micro_engineer: Path) -> None:
+    """When no token keeps a constrained reply viable, decoding stops (instead of scanning candidates at
+    every token up to the reply budget, which stalled a GRPO step for minutes)."""
+    from reharness.core.types import ChatRequest, SamplingParams
+    from reharness.models.hf_backend import HFBackend
+
+    backend = HFBackend(micro_engineer)
+    messages = [{"role": "user", "content": "write a program"}]
+    sampling = SamplingParams(temperature=1.0, max_tokens=64)
+    free, dead = backend.generate_batch(
+        [
+            ChatRequest(messages=messages, sampling=sampling, seed=1),
+            ChatRequest(messages=messages, sampling=sampling, seed=1, constraint=lambda text, final: False),
+        ]
+    )
+    assert len(free.completion_token_ids) > 1
+    assert len(dead.completion_token_ids) == 1 and dead.completion_token_ids[0] in backend.stop_ids
+
+
 def test_sft_errors_name_the_fix(tmp_path: Path, micro_data: Path) -> None:
     with pytest.raises(DataError, match="no collected batches"):
         run_sft(SFTStageConfig(data=str(tmp_path), out=str(tmp_path / "o"), size="micro", steps=1))

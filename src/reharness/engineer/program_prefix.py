@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 
 from reharness.core.errors import ReharnessError
 from reharness.engineer.operators.base import _in_space
-from reharness.engineer.program import _TOKEN, CONDITION_FIELDS, MAX_TERMS, _coerce, parse_program
+from reharness.engineer.program import (
+    _TOKEN,
+    CONDITION_FIELDS,
+    MAX_PROGRAM_CHARS,
+    MAX_TERMS,
+    _coerce,
+    parse_program,
+)
 
 if TYPE_CHECKING:
     from reharness.engineer.operators.base import Operator
@@ -31,15 +38,16 @@ OPEN, CLOSE = "<program>", "</program>"
 _LONG_SPACE = re.compile(r"\s{3,}")
 _ODD_SPACE = re.compile(r"[^\S \n\t]")  # whitespace other than a blank, a newline or a tab (\r, \x1d, …)
 MAX_NUMBER_CHARS = 6  # the longest numeric literal the operators' spaces and ranges need ("0.8125")
+MAX_NAME_CHARS = 40  # the longest name a condition compares a str field with
 _PARTIAL = re.compile(r"^[-!]$")  # the start of a negative number or of "!="
 
 
 @lru_cache(maxsize=8)
-def _grammar(env: str) -> tuple[dict[str, Operator], frozenset[str]]:
-    """Repair name → operator, and the condition fields, for ``env``."""
+def _grammar(env: str) -> tuple[dict[str, Operator], dict[str, str]]:
+    """Repair name → operator, and condition field → its kind (int, bool, str), for ``env``."""
     from reharness.engineer.operators.registry import program_operators
 
-    return {op.name: op for op in program_operators(env)}, frozenset(CONDITION_FIELDS.get(env, {}))
+    return {op.name: op for op in program_operators(env)}, dict(CONDITION_FIELDS.get(env, {}))
 
 
 def _literal_text(value: object) -> str:
@@ -65,6 +73,18 @@ def _value_ok(op: Operator, key: str, kind: str, text: str, partial: bool, env: 
     value: object = float(text) if "." in text else int(text)
     value = _coerce(op, key, value, env)  # type: ignore[arg-type]
     return _in_space(value, space) or op._in_range(key, value)
+
+
+def _cond_value_ok(field_kind: str, kind: str, text: str, partial: bool) -> bool:
+    """Whether a condition's value token fits its field's kind (and stays short: a value that could grow
+    without end would let a sampled reply run to its token budget)."""
+    if field_kind == "int":
+        return kind == "num" and len(text) <= MAX_NUMBER_CHARS
+    if kind != "name" or len(text) > MAX_NAME_CHARS:
+        return False
+    if field_kind == "bool":
+        return any(b.startswith(text) for b in ("true", "false")) if partial else text in ("true", "false")
+    return True
 
 
 def _parses(body: str, env: str) -> bool:
@@ -113,7 +133,7 @@ def _prefix_ok(body: str, env: str) -> bool:
     )
     used: set[str] = set()
     given: set[str] = set()
-    state, terms, repair, key = "term", 0, "", ""
+    state, terms, repair, key, cond_field = "term", 0, "", "", ""
     for index, (kind, text) in enumerate(tokens):
         partial = open_end and index == len(tokens) - 1
         if state == "term":
@@ -171,13 +191,13 @@ def _prefix_ok(body: str, env: str) -> bool:
                 return any(f.startswith(text) for f in fields)
             if text not in fields:
                 return False
-            state = "cmp"
+            cond_field, state = text, "cmp"
         elif state == "cmp":
             if kind != "cmp":
                 return False
             state = "cond_value"
         elif state == "cond_value":
-            if kind not in ("num", "name"):
+            if not _cond_value_ok(fields[cond_field], kind, text, partial):
                 return False
             state = "after_cond"
         elif state == "after_cond":
@@ -208,6 +228,8 @@ def viable_program_reply(text: str, env: str, final: bool = False) -> bool:
         return _parses(body[:cut], env)
     if cut >= 0 and body[cut:] == "<" and _parses(body[:cut], env):
         return True  # the start of </program> (or of a comparison, checked next)
+    if len(body) > MAX_PROGRAM_CHARS:  # the parser refuses a longer program
+        return False
     return _prefix_ok(body, env)
 
 

@@ -393,7 +393,8 @@ class HFBackend(Agent):
         """``token`` if it keeps the reply ``viable`` (a stop token must end a complete reply); otherwise a
         draw, with the row's generator, among the ``CONSTRAINT_KEEP`` most likely viable tokens of the
         ``CONSTRAINT_SCAN`` most likely ones (renormalised; greedy: the most likely viable one). Without
-        any, the drawn token stands and the reply is checked like any other."""
+        any, the reply ends here (a stop token): it can no longer become valid, and decoding on would scan
+        again at every token up to the reply budget."""
         import torch
 
         def ok(candidate: int) -> bool:
@@ -410,7 +411,7 @@ class HFBackend(Agent):
                 if request.sampling.temperature == 0 or len(keep) >= CONSTRAINT_KEEP:
                     break
         if not keep:
-            return token
+            return min(self.stop_ids)
         if request.sampling.temperature == 0:
             return keep[0]
         masked = torch.full_like(logp, float("-inf"))

@@ -56,6 +56,10 @@ from reharness.models.hf_cache import PromptReader, cache_of, supports_reuse
 CONSTRAINT_SCAN = 2048
 #: Viable tokens (the most likely first) a rejected draw is redrawn among.
 CONSTRAINT_KEEP = 16
+#: A scan also stops, once it holds a viable token, when the tokens scanned carry this much probability.
+CONSTRAINT_MASS = 0.999
+#: Scans one reply may make; a reply that keeps drawing tokens the grammar rejects then ends (invalid).
+CONSTRAINT_MAX_SCANS = 128
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "</s>")
 
 
@@ -340,6 +344,7 @@ class HFBackend(Agent):
         generators = [torch.Generator().manual_seed(r.seed & 0x7FFF_FFFF_FFFF_FFFF) for r in requests]
         out_ids: list[list[int]] = [[] for _ in range(n)]
         out_lp: list[list[float]] = [[] for _ in range(n)]
+        scans = [0] * n  # constrained rows: scans for viable tokens so far
         with torch.inference_mode():
             started = time.perf_counter()
             cache, mask, logits = self.reader.read(prompts, max(max_new))
@@ -357,7 +362,14 @@ class HFBackend(Agent):
                     constraint = requests[i].constraint
                     if constraint is not None:
                         chosen[r] = self._constrained(
-                            constraint, out_ids[i], logp[r], int(chosen[r]), requests[i], generators[i]
+                            constraint,
+                            out_ids[i],
+                            logp[r],
+                            int(chosen[r]),
+                            requests[i],
+                            generators[i],
+                            scans,
+                            i,
                         )
                     token = int(chosen[r])
                     out_ids[i].append(token)
@@ -389,12 +401,17 @@ class HFBackend(Agent):
         token: int,
         request: ChatRequest,
         generator: Any,
+        scans: list[int],
+        row: int,
     ) -> int:
         """``token`` if it keeps the reply ``viable`` (a stop token must end a complete reply); otherwise a
         draw, with the row's generator, among the ``CONSTRAINT_KEEP`` most likely viable tokens of the
-        ``CONSTRAINT_SCAN`` most likely ones (renormalised; greedy: the most likely viable one). Without
-        any, the reply ends here (a stop token): it can no longer become valid, and decoding on would scan
-        again at every token up to the reply budget."""
+        ``CONSTRAINT_SCAN`` most likely ones (renormalised; greedy: the most likely viable one), the scan
+        stopping early once the tokens scanned carry ``CONSTRAINT_MASS`` of the probability. Without any
+        viable token, or after ``CONSTRAINT_MAX_SCANS`` scans of the row (``scans[row]``), the reply ends
+        here (a stop token): it cannot become valid, or it keeps fighting the grammar, and scanning at
+        every token up to the reply budget stalled sampled GRPO steps for minutes. All of it is
+        deterministic, so constrained decoding stays seeded."""
         import torch
 
         def ok(candidate: int) -> bool:
@@ -404,12 +421,19 @@ class HFBackend(Agent):
 
         if ok(token):
             return token
+        if scans[row] >= CONSTRAINT_MAX_SCANS:
+            return min(self.stop_ids)
+        scans[row] += 1
         keep: list[int] = []
+        mass = 0.0
         for c in torch.argsort(logp, descending=True)[:CONSTRAINT_SCAN].tolist():
+            mass += float(torch.exp(logp[c]))
             if c != token and torch.isfinite(logp[c]) and ok(c):
                 keep.append(c)
                 if request.sampling.temperature == 0 or len(keep) >= CONSTRAINT_KEEP:
                     break
+            if keep and mass >= CONSTRAINT_MASS:
+                break
         if not keep:
             return min(self.stop_ids)
         if request.sampling.temperature == 0:

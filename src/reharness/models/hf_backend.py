@@ -31,7 +31,8 @@ also parsed into ``tool_calls``.
 **Constrained replies.** A request with a ``constraint`` (``viable(reply_so_far, final)``, e.g. a repair
 program's grammar, :mod:`reharness.engineer.program_prefix`) only keeps a drawn token that leaves the reply
 viable (a stop token must end a complete reply); a rejected token is masked and the row draws again from the
-renormalised distribution with its own generator, so constrained decoding stays seeded and reproducible.
+renormalised distribution with its own generator, so constrained decoding stays seeded and reproducible
+(the rules: :mod:`reharness.models.hf_sampling`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ import asyncio
 import inspect
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,15 +51,8 @@ from reharness.core.errors import ConfigError
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.models.base import parse_text_tool_calls, template_messages
 from reharness.models.hf_cache import PromptReader, cache_of, supports_reuse
+from reharness.models.hf_sampling import constrained_token, sample_token
 
-#: Most likely tokens scanned for viable ones when a constrained row's draw is rejected.
-CONSTRAINT_SCAN = 2048
-#: Viable tokens (the most likely first) a rejected draw is redrawn among.
-CONSTRAINT_KEEP = 16
-#: A scan also stops, once it holds a viable token, when the tokens scanned carry this much probability.
-CONSTRAINT_MASS = 0.999
-#: Scans one reply may make; a reply that keeps drawing tokens the grammar rejects then ends (invalid).
-CONSTRAINT_MAX_SCANS = 128
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "</s>")
 
 
@@ -358,10 +351,12 @@ class HFBackend(Agent):
                 finished: list[int] = []
                 for r, i in enumerate(active):
                     if not greedy[i]:
-                        chosen[r] = _sample(logp[r], requests[i].sampling.top_p, generators[i])
+                        chosen[r] = sample_token(logp[r], requests[i].sampling.top_p, generators[i])
                     constraint = requests[i].constraint
                     if constraint is not None:
-                        chosen[r] = self._constrained(
+                        chosen[r] = constrained_token(
+                            self.tokenizer,
+                            self.stop_ids,
                             constraint,
                             out_ids[i],
                             logp[r],
@@ -393,55 +388,6 @@ class HFBackend(Agent):
                 positions = positions + 1
         return list(zip(out_ids, out_lp, strict=True))
 
-    def _constrained(
-        self,
-        viable: Callable[[str, bool], bool],
-        so_far: list[int],
-        logp: Any,
-        token: int,
-        request: ChatRequest,
-        generator: Any,
-        scans: list[int],
-        row: int,
-    ) -> int:
-        """``token`` if it keeps the reply ``viable`` (a stop token must end a complete reply); otherwise a
-        draw, with the row's generator, among the ``CONSTRAINT_KEEP`` most likely viable tokens of the
-        ``CONSTRAINT_SCAN`` most likely ones (renormalised; greedy: the most likely viable one), the scan
-        stopping early once the tokens scanned carry ``CONSTRAINT_MASS`` of the probability. Without any
-        viable token, or after ``CONSTRAINT_MAX_SCANS`` scans of the row (``scans[row]``), the reply ends
-        here (a stop token): it cannot become valid, or it keeps fighting the grammar, and scanning at
-        every token up to the reply budget stalled sampled GRPO steps for minutes. All of it is
-        deterministic, so constrained decoding stays seeded."""
-        import torch
-
-        def ok(candidate: int) -> bool:
-            stop = candidate in self.stop_ids
-            text = self.tokenizer.decode(so_far + ([] if stop else [candidate]), skip_special_tokens=True)
-            return viable(text, stop)
-
-        if ok(token):
-            return token
-        if scans[row] >= CONSTRAINT_MAX_SCANS:
-            return min(self.stop_ids)
-        scans[row] += 1
-        keep: list[int] = []
-        mass = 0.0
-        for c in torch.argsort(logp, descending=True)[:CONSTRAINT_SCAN].tolist():
-            mass += float(torch.exp(logp[c]))
-            if c != token and torch.isfinite(logp[c]) and ok(c):
-                keep.append(c)
-                if request.sampling.temperature == 0 or len(keep) >= CONSTRAINT_KEEP:
-                    break
-            if keep and mass >= CONSTRAINT_MASS:
-                break
-        if not keep:
-            return min(self.stop_ids)
-        if request.sampling.temperature == 0:
-            return keep[0]
-        masked = torch.full_like(logp, float("-inf"))
-        masked[keep] = logp[keep]
-        return int(_sample(torch.log_softmax(masked, dim=-1), request.sampling.top_p, generator))
-
     def _forward(self, ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
         return self.model(
             input_ids=ids.to(self.device),
@@ -451,17 +397,3 @@ class HFBackend(Agent):
             logits_to_keep=1,
             **{self._cache_kw: cache},
         )
-
-
-def _sample(logp: Any, top_p: float, generator: Any) -> Any:
-    """One token from ``exp(logp)`` restricted to the top-p nucleus, drawn with the row's own generator."""
-    import torch
-
-    probs = logp.exp()
-    if top_p < 1.0:
-        sorted_p, order = probs.sort(descending=True)
-        keep = (sorted_p.cumsum(0) - sorted_p) < top_p
-        filtered = torch.zeros_like(probs)
-        filtered[order[keep]] = sorted_p[keep]
-        probs = filtered
-    return torch.multinomial(probs, 1, generator=generator)[0]

@@ -67,8 +67,12 @@ def _value_ok(op: Operator, key: str, kind: str, text: str, partial: bool, env: 
         numbers = [v for v in space if isinstance(v, int | float) and not isinstance(v, bool)]
         numbers += list(op.ranges.get(key, ()))
         whole = text.lstrip("-").split(".")[0] or "0"
-        if "." in text and all(isinstance(v, int) for v in numbers):  # an integer parameter has no point
-            return False
+        if all(isinstance(v, int) for v in numbers):  # an integer: some allowed value must start so
+            allowed = {v for v in space if isinstance(v, int) and not isinstance(v, bool)}
+            if key in op.ranges:
+                low, high = op.ranges[key]
+                allowed |= set(range(int(low), int(high) + 1))
+            return any(str(v).startswith(text) for v in allowed)
         return bool(numbers) and len(text) <= MAX_NUMBER_CHARS and int(whole) <= max(map(abs, numbers))
     value: object = float(text) if "." in text else int(text)
     value = _coerce(op, key, value, env)  # type: ignore[arg-type]
@@ -205,6 +209,8 @@ def _prefix_ok(body: str, env: str) -> bool:
                 return False
             state = "term"
     allowed = {"-": ("value", "cond_value"), "!": ("cmp",)}
+    if dangling == "-" and state == "value":  # a negative number: only where the parameter allows one
+        return _value_ok(repairs[repair], key, "num", "-", True, env)
     return not dangling or state in allowed.get(dangling, ())
 
 

@@ -79,6 +79,17 @@ def _value_ok(op: Operator, key: str, kind: str, text: str, partial: bool, env: 
     return _in_space(value, space) or op._in_range(key, value)
 
 
+def _name_step(kind: str, text: str, names: set[str], partial: bool) -> bool | None:
+    """A token that must be one of ``names`` (a repair, a parameter, a ctx field): the verdict on the whole
+    reply when it settles it — False if the token cannot be (or become) one, True if it ends the reply
+    and can still grow into one — or None when it is one of them and the check goes on."""
+    if kind != "name":
+        return False
+    if partial:
+        return any(name.startswith(text) for name in names)
+    return None if text in names else False
+
+
 def _cond_value_ok(field_kind: str, kind: str, text: str, partial: bool) -> bool:
     """Whether a condition's value token fits its field's kind (and stays short: a value that could grow
     without end would let a sampled reply run to its token budget)."""
@@ -141,12 +152,9 @@ def _prefix_ok(body: str, env: str) -> bool:
     for index, (kind, text) in enumerate(tokens):
         partial = open_end and index == len(tokens) - 1
         if state == "term":
-            if kind != "name":
-                return False
-            if partial:
-                return any(r.startswith(text) for r in repairs if r not in used) and terms < MAX_TERMS
-            if text not in repairs or text in used or terms >= MAX_TERMS:
-                return False
+            verdict = _name_step(kind, text, set(repairs) - used if terms < MAX_TERMS else set(), partial)
+            if verdict is not None:
+                return verdict
             used.add(text)
             repair, given, terms, state = text, set(), terms + 1, "after_name"
         elif state in ("after_name", "after_params"):
@@ -164,13 +172,9 @@ def _prefix_ok(body: str, env: str) -> bool:
             if text == ")":
                 state = "after_params"
                 continue
-            if kind != "name":
-                return False
-            left = set(repairs[repair].space(env)) - given
-            if partial:
-                return any(p.startswith(text) for p in left)
-            if text not in left:
-                return False
+            verdict = _name_step(kind, text, set(repairs[repair].space(env)) - given, partial)
+            if verdict is not None:
+                return verdict
             given.add(text)
             key, state = text, "eq"
         elif state == "eq":
@@ -189,12 +193,9 @@ def _prefix_ok(body: str, env: str) -> bool:
             else:
                 return False
         elif state == "field":
-            if kind != "name":
-                return False
-            if partial:
-                return any(f.startswith(text) for f in fields)
-            if text not in fields:
-                return False
+            verdict = _name_step(kind, text, set(fields), partial)
+            if verdict is not None:
+                return verdict
             cond_field, state = text, "cmp"
         elif state == "cmp":
             if kind != "cmp":

@@ -97,7 +97,8 @@ class PairedRerunReward:
         self, prompts: list[Any], completions: list[Any], packet_id: list[str], **kwargs: Any
     ) -> list[float]:
         started = time.perf_counter()
-        results = self.results([completion_text(c) for c in completions], list(packet_id))
+        texts = [completion_text(c) for c in completions]
+        results = self.results(texts, list(packet_id))
         rewards = [r.delta if r.valid else 0.0 for r in results]
         elapsed = time.perf_counter() - started
         self.seconds += elapsed
@@ -109,7 +110,7 @@ class PairedRerunReward:
             log_metric("rerun/valid_frac", sum(r.valid for r in results) / max(1, len(results)))
             log_metric("rerun/variance_frac", variance_share(rewards, list(packet_id)))
             log_metric("rerun/seconds", elapsed)
-        self._log(step, list(packet_id), results, [completion_text(c) for c in completions])
+        self._log(step, list(packet_id), results, texts)
         return rewards
 
     def _log(self, step: int, packet_ids: list[str], results: list[PairedResult], texts: list[str]) -> None:

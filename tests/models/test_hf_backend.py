@@ -130,9 +130,9 @@ def test_prefix_cache_lookup_replacement_and_byte_bound() -> None:
     assert cache.lookup([1, 2, 7, 7])[1:] == (2, key)  # the reply re-tokenised: still its next step
     assert cache.lookup([1, 2])[1] == 1  # at least one token is left to read
     cache.store([1, 2, 3, 4, 5], kv(5), prompt_len=4, replaces=key)  # the continued entry is retired
-    assert [e[0] for e in cache.entries.values()] == [[1, 9], [1, 2, 3, 4, 5]] and cache.bytes == 56
+    assert [e[0].tolist() for e in cache.entries.values()] == [[1, 9], [1, 2, 3, 4, 5]] and cache.bytes == 56
     cache.store([4, 4, 4, 4], kv(4), prompt_len=3)  # over the byte bound: the least recently used goes
-    assert [e[0] for e in cache.entries.values()] == [[1, 2, 3, 4, 5], [4, 4, 4, 4]]
+    assert [e[0].tolist() for e in cache.entries.values()] == [[1, 2, 3, 4, 5], [4, 4, 4, 4]]
 
 
 def test_preallocated_cache_layer_grows_when_out_of_room() -> None:

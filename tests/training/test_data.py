@@ -97,6 +97,16 @@ def test_collection_resumes_and_is_deterministic(micro_data: Path, tmp_path: Pat
     assert [r["packet"] for r in records] == [r["packet"] for r in fresh]  # same seeds, same packets
 
 
+def test_concurrent_batches_record_what_one_at_a_time_records(micro_data: Path, tmp_path: Path) -> None:
+    parallel = read_records(micro_data)  # collected with the default batch_concurrency (several at once)
+    sequential = collect(tmp_path, batch_concurrency=1)
+    keys = ["household/train/0", "household/train/1", "household/train/2", "household/valid/0"]
+    assert [r["key"] for r in parallel] == keys  # the file is in plan order whatever finished first
+    assert [r["key"] for r in sequential] == keys
+    for a, b in zip(parallel, sequential, strict=True):
+        assert (a["packet"], a["reply"], a.get("delta")) == (b["packet"], b["reply"], b.get("delta"))
+
+
 def test_export_writes_parquet_datasets(micro_data: Path, tmp_path: Path) -> None:
     records = read_records(micro_data)
     counts = export(tmp_path, records)

@@ -201,3 +201,13 @@ PacketViews = Annotated[
         min=1, max=8, help="SFT: prompts per program target (the packet's traces in rotated orders)."
     ),
 ]
+
+#: ``--batch-concurrency`` of ``train engineer`` and ``experiment r1``.
+BatchConcurrency = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=16,
+        help="Batches collected or evaluated at once (their episodes share the target's model calls).",
+    ),
+]

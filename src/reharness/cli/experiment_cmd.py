@@ -17,8 +17,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from reharness.cli.common import PacketViews, check_specs, friendly_errors, output_dir, stdout
+from reharness.cli.common import (
+    BatchConcurrency,
+    PacketViews,
+    check_specs,
+    friendly_errors,
+    output_dir,
+    stdout,
+)
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
+from reharness.training.data import BATCH_CONCURRENCY
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
 
@@ -95,6 +103,7 @@ def r1(
     heldout_n: Annotated[int, typer.Option(help="Generalisation: held-out tasks per patch.")] = 50,
     no_ablation: Annotated[bool, typer.Option("--no-ablation", help="Skip the hook ablation.")] = False,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    batch_concurrency: BatchConcurrency = BATCH_CONCURRENCY,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
     executor: Executor = ExecutorKind.local,
     ray_address: RayAddress = None,
@@ -117,7 +126,7 @@ def r1(
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
         grpo_learning_rate=grpo_learning_rate, grpo_constrain=grpo_constrain,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
-        ablation=not no_ablation,
+        ablation=not no_ablation, batch_concurrency=batch_concurrency,
     )  # fmt: skip
 
     with executor_scope(executor, ray_address, ray_actors):  # every stage's episodes

@@ -23,7 +23,14 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from reharness.cli.common import PacketViews, check_specs, friendly_errors, output_dir, stdout
+from reharness.cli.common import (
+    BatchConcurrency,
+    PacketViews,
+    check_specs,
+    friendly_errors,
+    output_dir,
+    stdout,
+)
 from reharness.cli.progress import progress_display, step_reporter
 from reharness.cli.scale import (
     Executor,
@@ -44,6 +51,7 @@ from reharness.cli.train_launch import (
 )
 from reharness.cli.train_policy_cmd import policy_command
 from reharness.core.errors import ConfigError
+from reharness.training.data import BATCH_CONCURRENCY
 
 train_app = typer.Typer(
     help="Train harness engineers (Harness-R1: SFT, then GRPO) and agent policies (Harness-S: GRPO with "
@@ -54,7 +62,7 @@ train_app.command("policy")(policy_command)
 ALL_ENVS = ("household", "shop", "db")
 STAGES = ("data", "sft", "grpo")
 #: options of a collection that may grow on a rerun (more batches); anything else must match
-_GROWABLE = {"train_batches", "valid_batches", "concurrency", "candidate_timeout_s"}
+_GROWABLE = {"train_batches", "valid_batches", "concurrency", "batch_concurrency", "candidate_timeout_s"}
 CONFIG_FILE = "train_config.json"
 
 
@@ -159,6 +167,7 @@ def engineer(
     save_steps: Annotated[int, typer.Option(help="GRPO: checkpoint every N steps.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed (tasks, teacher, training).")] = 0,
     concurrency: Annotated[int, typer.Option(help="Episodes run concurrently per batch.")] = 8,
+    batch_concurrency: BatchConcurrency = BATCH_CONCURRENCY,
     tensorboard: Annotated[bool, typer.Option("--tensorboard", help="Log curves to TensorBoard.")] = False,
     device: Annotated[str, typer.Option(help="cpu, or cuda (GPUs through accelerate).")] = "cpu",
     bf16: Annotated[bool, typer.Option("--bf16", help="bfloat16 training (cuda only).")] = False,
@@ -196,6 +205,7 @@ def engineer(
         max_steps=max_steps,
         seed=seed,
         concurrency=concurrency,
+        batch_concurrency=batch_concurrency,
     )
     report_to = ["tensorboard"] if tensorboard else []
     if tensorboard and not any(find_spec(name) for name in ("tensorboard", "tensorboardX")):

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from reharness.core.aio import bounded
 from reharness.core.errors import options_error
 from reharness.core.hashing import derive_seed
+from reharness.training.data import BATCH_CONCURRENCY
 
 if TYPE_CHECKING:
     from reharness.engineer.base import Engineer, Proposal
@@ -102,6 +104,9 @@ class R1Config(BaseModel):
     grpo_learning_rate: float = Field(1e-5, gt=0, description="GRPO learning rate (Harness-R1 9B: 1e-6).")
     seed: int = 0
     concurrency: int = Field(8, gt=0)
+    batch_concurrency: int = Field(
+        BATCH_CONCURRENCY, gt=0, le=16, description="Batches collected or evaluated at once."
+    )
     transfer_agent: str | None = Field(None, description="Unseen target for the transfer study (None: skip).")
     generalisation_seeds: int = Field(3, ge=0, description="Seeds of the held-out generalisation (0: skip).")
     heldout_n: int = Field(50, gt=0, description="Held-out tasks a generalisation patch is measured on.")
@@ -160,7 +165,7 @@ def train(
     data = DataConfig(
         envs=c.envs, agent=c.agent, teacher=c.teacher, train_batches=c.batches,
         valid_batches=c.valid_batches, batch_size=c.batch_size, teacher_k=c.teacher_k, max_steps=c.max_steps,
-        seed=c.seed, concurrency=c.concurrency,
+        seed=c.seed, concurrency=c.concurrency, batch_concurrency=c.batch_concurrency,
     )  # fmt: skip
     notify(f"train: packets of {c.batches} train batches per environment")
     records = asyncio.run(Collector(data, root / "data", agents=agents).run())
@@ -250,17 +255,24 @@ class Evaluator:
     async def run(self) -> list[dict[str, Any]]:
         path = self.out / EVAL_FILE
         done = load_records(path)
+        n = self.config.test_batches
+        todo = [
+            (env, index)
+            for env in self.config.envs
+            for index in range(n)
+            if not all(f"{env}/{index}/{m}" in done for m in METHODS)
+        ]
+
+        async def one(batch: tuple[str, int]) -> list[dict[str, Any]]:
+            self.notify(f"evaluate: {batch[0]} test batch {batch[1] + 1}/{n}")
+            return await self.batch(*batch, done)
+
         try:
-            for env in self.config.envs:
-                for index in range(self.config.test_batches):
-                    keys = [f"{env}/{index}/{m}" for m in METHODS]
-                    if all(k in done for k in keys):
-                        continue
-                    self.notify(f"evaluate: {env} test batch {index + 1}/{self.config.test_batches}")
-                    for record in await self.batch(env, index, done):
-                        done[record["key"]] = record
-                        with path.open("a", encoding="utf-8") as handle:
-                            handle.write(json.dumps(record, sort_keys=True) + "\n")
+            async for _, records in bounded(todo, self.config.batch_concurrency, one):
+                for record in records:
+                    done[record["key"]] = record
+                    with path.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps(record, sort_keys=True) + "\n")
         finally:
             await self.close()
         return list(done.values())
@@ -320,20 +332,36 @@ class Evaluator:
         base, packet = await self.baseline(env, "test", index)
         seed, agent = base.spec.seed, self.agent(env)
         successes = {e.task_id: float(e.success) for e in base.episodes}
+        methods = [m for m in METHODS if f"{env}/{index}/{m}" not in done]
+        # every method's patch at once: their reruns share the target's model calls
+        patching = [m for m in methods if m != "none" and packet.header.failures_found]
+        proposals = dict(
+            zip(
+                patching,
+                await asyncio.gather(*(self.propose(m, packet, seed) for m in patching)),
+                strict=True,
+            )
+        )
+        candidates = [
+            Candidate(m, p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
+            for m, p in proposals.items()
+        ]
+        results = dict(
+            zip(
+                patching,
+                await evaluate_candidates(
+                    candidates, base, agent, self.out / "runs", evidence=packet.leakage_evidence()
+                ),
+                strict=True,
+            )
+        )
         records = []
-        for method in METHODS:
+        for method in methods:
             key = f"{env}/{index}/{method}"
-            if key in done:
-                continue
             record: dict[str, Any] = {"key": key, "env": env, "batch": index, "method": method, "seed": seed}
             record |= {"status": "none", "valid": False, "rescued": [], "broken": [], "patch_id": None}
-            if method != "none" and packet.header.failures_found:
-                proposal = await self.propose(method, packet, seed)
-                reason = None if proposal.patch else f"[{proposal.error_code}] {proposal.error}"
-                (result,) = await evaluate_candidates(
-                    [Candidate(method, proposal.patch, reason)], base, agent, self.out / "runs",
-                    evidence=packet.leakage_evidence(),
-                )  # fmt: skip
+            if method in results:
+                proposal, result = proposals[method], results[method]
                 record |= {
                     "status": result.status,
                     "valid": result.valid,
@@ -357,7 +385,9 @@ def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1R
     rows = []
     for method in METHODS:
         for env in config.envs:
-            mine = [r for r in records if r["method"] == method and r["env"] == env]
+            mine = sorted(
+                (r for r in records if r["method"] == method and r["env"] == env), key=lambda r: r["batch"]
+            )  # batch order, whatever order they were evaluated in
             values = [v for r in mine for v in r["successes"]]
             low, high = bootstrap_ci(values, seed=config.seed)
             rows.append(

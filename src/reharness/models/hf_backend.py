@@ -170,6 +170,7 @@ class HFBackend(Agent):
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else min(self.stop_ids))
         self._structured_calls = "tool_calls" in str(self.tokenizer.chat_template)
+        self._sdpa = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
         self._cache_kw = (
             "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
         )
@@ -374,7 +375,7 @@ class HFBackend(Agent):
                 if finished:
                     for r in finished:  # keep what the model read (prompt + reply but the last token)
                         i = active[r]
-                        self.reader.remember(prompts[i], out_ids[i][:-1], cache, r, i)
+                        self.reader.remember(prompts[i], out_ids[i][:-1], cache, r, i, mask[r])
                     keep = [r for r in range(len(active)) if r not in set(finished)]
                     if not keep:
                         break
@@ -383,10 +384,18 @@ class HFBackend(Agent):
                     mask, chosen, positions = mask[index], chosen[index], positions[index]
                     active = [active[r] for r in keep]
                 mask = torch.cat([mask, torch.ones((len(active), 1), dtype=torch.long)], dim=1)
-                out = self._forward(chosen[:, None], mask, positions[:, None], cache)
+                out = self._forward(chosen[:, None], self._step_mask(mask), positions[:, None], cache)
                 cache, logits = cache_of(out), out.logits[:, -1, :]
                 positions = positions + 1
         return list(zip(out_ids, out_lp, strict=True))
+
+    def _step_mask(self, mask: Any) -> Any:
+        """The attention mask of one decoding step. With SDPA attention, the 4-D boolean mask that
+        transformers would build from ``mask`` (one query sees every cached position the mask keeps), given
+        ready-made: building it inside the model costs about a sixth of a step on a CPU."""
+        if self._sdpa:
+            return mask.bool()[:, None, None, :]
+        return mask
 
     def _forward(self, ids: Any, mask: Any, positions: Any, cache: Any) -> Any:
         return self.model(

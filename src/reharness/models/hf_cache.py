@@ -52,9 +52,7 @@ class PrefixCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
-        self.entries: OrderedDict[int, tuple[list[int], KV, int, int]] = (
-            OrderedDict()
-        )  # tokens, kv, bytes, prompt
+        self.entries: OrderedDict[int, tuple[Any, KV, int, int]] = OrderedDict()  # tokens, kv, bytes, prompt
         self._next = 0
         self._matrix: tuple[list[int], Any] | None = None  # (keys, padded token matrix) for lookups
 
@@ -67,11 +65,8 @@ class PrefixCache:
             return [], 0, None
         if self._matrix is None:
             keys = list(self.entries)
-            matrix = torch.full((len(keys), max(len(self.entries[k][0]) for k in keys)), -1, dtype=torch.long)
-            for row, key in enumerate(keys):
-                tokens = self.entries[key][0]
-                matrix[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-            self._matrix = (keys, matrix)
+            rows = [self.entries[k][0] for k in keys]
+            self._matrix = (keys, torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=-1))
         keys, matrix = self._matrix
         m = min(matrix.shape[1], len(prompt) - 1)
         common = (matrix[:, :m] == torch.tensor(prompt[:m], dtype=torch.long)).cumprod(dim=1).sum(dim=1)
@@ -90,13 +85,15 @@ class PrefixCache:
     def store(self, tokens: list[int], kv: KV, prompt_len: int, replaces: int | None = None) -> None:
         """Store ``kv`` for ``tokens`` (a prompt of ``prompt_len`` tokens and its reply); ``replaces``
         retires the entry whose conversation they continue."""
+        import torch
+
         self._matrix = None
         if replaces is not None and replaces in self.entries:
             self.bytes -= self.entries.pop(replaces)[2]
         size = sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in kv)
         if size > self.max_bytes:
             return
-        self.entries[self._next] = (tokens, kv, size, prompt_len)
+        self.entries[self._next] = (torch.tensor(tokens, dtype=torch.long), kv, size, prompt_len)
         self._next += 1
         self.bytes += size
         while self.bytes > self.max_bytes:
@@ -153,11 +150,18 @@ def stack_rows(rows: list[KV], width: int, config: Any, room: int = 0) -> Any:
     from transformers import DynamicCache
 
     cache = DynamicCache(config=config)
-    for layer in range(len(rows[0])):
-        k0 = rows[0][layer][0]
-        keys = k0.new_zeros((len(rows), k0.shape[0], width + room, k0.shape[-1]))
-        values = torch.zeros_like(keys)
+    template = next(row for row in rows if row)  # a row with a reused prefix gives the layers' shapes
+    for layer in range(len(template)):
+        k0 = template[layer][0]
+        keys = k0.new_empty((len(rows), k0.shape[0], width + room, k0.shape[-1]))
+        keys[:, :, :width] = (
+            0  # padding must be finite (masked, but 0 x NaN is NaN); the room is written first
+        )
+        values = torch.empty_like(keys)
+        values[:, :, :width] = 0
         for r, row in enumerate(rows):
+            if not row:
+                continue
             k, v = row[layer]
             if k.shape[1]:
                 keys[r, :, width - k.shape[1] : width], values[r, :, width - v.shape[1] : width] = k, v
@@ -207,7 +211,7 @@ class PromptReader:
         import torch
 
         width = max(len(p) for p in prompts)
-        full = torch.zeros((len(prompts), width), dtype=torch.long)
+        full = torch.zeros((len(prompts), width), dtype=torch.long)  # the compact layout's mask
         for r, p in enumerate(prompts):
             full[r, width - len(p) :] = 1
         if not self.reuse:  # a model with its own cache layout: one padded pass
@@ -221,22 +225,14 @@ class PromptReader:
         reuse, self.extends = [(kv, n) for kv, n, _ in found], [key for *_, key in found]
         self.reused_tokens += sum(n for _, n in reuse)
         self.read_tokens += sum(len(p) - n for p, (_, n) in zip(prompts, reuse, strict=True))
+        chunks = chunk_rows([(n, len(p) - n) for p, (_, n) in zip(prompts, reuse, strict=True)], self.budget)
+        if len(chunks) == 1 and any(n for _, n in reuse):
+            return self._read_in_place(prompts, reuse, room)
         rows: list[KV] = [[] for _ in prompts]
         logits: list[Any] = [None] * len(prompts)
-        for chunk in chunk_rows(
-            [(n, len(p) - n) for p, (_, n) in zip(prompts, reuse, strict=True)], self.budget
-        ):
+        for chunk in chunks:
             past = max(reuse[i][1] for i in chunk)
-            new = max(len(prompts[i]) - reuse[i][1] for i in chunk)
-            ids = torch.full((len(chunk), new), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(chunk), past + new), dtype=torch.long)
-            positions = torch.zeros((len(chunk), new), dtype=torch.long)
-            for r, i in enumerate(chunk):  # layout per row: [pad | reused | pad | new tokens]
-                kept, rest = reuse[i][1], prompts[i][reuse[i][1] :]
-                ids[r, new - len(rest) :] = torch.tensor(rest)
-                mask[r, past - kept : past] = 1
-                mask[r, past + new - len(rest) :] = 1
-                positions[r, new - len(rest) :] = torch.arange(kept, kept + len(rest))
+            ids, mask, positions = self._layout([prompts[i] for i in chunk], [reuse[i][1] for i in chunk])
             cache = stack_rows([reuse[i][0] for i in chunk], past, self.config) if past else None
             out = self.forward(ids, mask, positions, cache)
             layers = cache_of(out).layers
@@ -246,12 +242,49 @@ class PromptReader:
                 logits[i] = out.logits[r, -1, :]
         return stack_rows(rows, width, self.config, room), full, torch.stack(logits)
 
-    def remember(self, prompt: list[int], reply: list[int], cache: Any, row: int, index: int) -> None:
-        """Store the cache of batch row ``row`` (its last positions: ``prompt`` and ``reply``); ``index``
-        (the prompt's place in the last :meth:`read`) retires the entry the prompt continued."""
+    def _layout(self, prompts: list[list[int]], kept: list[int]) -> tuple[Any, Any, Any]:
+        """``(ids, mask, positions)`` of one pass over the prompts' new tokens after their reused prefixes;
+        the layout per row is ``[pad | reused | pad | new tokens]``."""
+        import torch
+
+        past, new = max(kept), max(len(p) - k for p, k in zip(prompts, kept, strict=True))
+        ids = torch.full((len(prompts), new), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), past + new), dtype=torch.long)
+        positions = torch.zeros((len(prompts), new), dtype=torch.long)
+        for r, (prompt, k) in enumerate(zip(prompts, kept, strict=True)):
+            rest = prompt[k:]
+            ids[r, new - len(rest) :] = torch.tensor(rest)
+            mask[r, past - k : past] = 1
+            mask[r, past + new - len(rest) :] = 1
+            positions[r, new - len(rest) :] = torch.arange(k, k + len(rest))
+        return ids, mask, positions
+
+    def _read_in_place(
+        self, prompts: list[list[int]], reuse: list[tuple[KV, int]], room: int
+    ) -> tuple[Any, Any, Any]:
+        """One pass whose cache is already the decode cache: the reused prefixes are copied once into buffers
+        with room for the new tokens and the reply, and the pass writes the new tokens in place. The padding
+        between a row's reused prefix and its new tokens stays (masked): cheaper than copying every row out
+        of the pass's cache and into a compact one, as the general path does. Most reads are this case: each
+        episode's next step, a few dozen new tokens after a long cached prefix."""
+        kept = [n for _, n in reuse]
+        ids, mask, positions = self._layout(prompts, kept)
+        cache = stack_rows([kv for kv, _ in reuse], max(kept), self.config, room=ids.shape[1] + room)
+        out = self.forward(ids, mask, positions, cache)
+        return cache_of(out), mask, out.logits[:, -1, :]
+
+    def remember(
+        self, prompt: list[int], reply: list[int], cache: Any, row: int, index: int, mask: Any
+    ) -> None:
+        """Store the cache of batch row ``row`` (``prompt`` and ``reply``: the positions ``mask``, the row's
+        attention mask, marks); ``index`` (the prompt's place in the last :meth:`read`) retires the entry
+        the prompt continued."""
         if self.prefix is None:
             return
         n = len(prompt) + len(reply)
-        kv = [(layer.keys[row][:, -n:].clone(), layer.values[row][:, -n:].clone()) for layer in cache.layers]
+        valid = mask.bool().to(self.device)
+        kv = [
+            (layer.keys[row][:, valid][:, -n:], layer.values[row][:, valid][:, -n:]) for layer in cache.layers
+        ]
         replaces = self.extends[index] if index < len(self.extends) else None
         self.prefix.store(prompt + reply, kv, len(prompt), replaces)

@@ -11,10 +11,13 @@ Harness-R1's format (``<think>…</think><patch>{json}</patch>``).
 
 **Records.** One JSON line per batch in ``OUT/batches.jsonl``, appended and flushed as soon as the batch is
 done, so an interrupted collection resumes where it stopped (a batch already recorded is skipped; a torn
-last line is dropped). A record holds the batch (env, split, index, seed, run spec, harness config, task
-identities and seeds — GRPO reruns exactly these), the packet JSON, the engineer prompt exactly as
-:func:`reharness.engineer.prompts.build_messages` builds it (``system``, ``user``), the teacher's measured
-candidates and, when one was kept, ``reply`` with its Δ_B, success change, rescued and broken counts.
+last line is dropped). ``batch_concurrency`` batches run at once (their episodes share the target's model
+calls); the file is rewritten in plan order when collection completes, so SFT and GRPO read the same
+sequence whatever order the batches finished in. A record holds the batch (env, split, index, seed, run
+spec, harness config, task identities and seeds — GRPO reruns exactly these), the packet JSON, the
+engineer prompt exactly as :func:`reharness.engineer.prompts.build_messages` builds it (``system``,
+``user``), the teacher's measured candidates and, when one was kept, ``reply`` with its Δ_B, success
+change, rescued and broken counts.
 :func:`export` writes ``packets.parquet`` (every packet with failures) and ``sft.parquet`` (the kept
 examples) with Hugging Face ``datasets``. Everything is a function of the config and seeds.
 
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reharness.core.aio import bounded
 from reharness.core.errors import ReharnessError, options_error
 from reharness.core.hashing import derive_seed, stable_hash
 
@@ -42,6 +46,8 @@ if TYPE_CHECKING:
 
 RECORDS = "batches.jsonl"
 SPLITS = ("train", "valid")
+#: batches collected at once by default (benchmarks/bench_batch_concurrency.py measures the choice)
+BATCH_CONCURRENCY = 3
 
 
 class DataConfig(BaseModel):
@@ -59,6 +65,12 @@ class DataConfig(BaseModel):
     max_steps: int | None = Field(None, gt=0, description="Step limit of the target (default: the env's).")
     seed: int = 0
     concurrency: int = Field(8, gt=0, le=256)
+    batch_concurrency: int = Field(
+        BATCH_CONCURRENCY,
+        gt=0,
+        le=16,
+        description="Batches collected at once (their episodes share model calls).",
+    )
     candidate_timeout_s: float | None = Field(1800.0, gt=0)
 
     @classmethod
@@ -197,18 +209,23 @@ class Collector:
         _rewrite(self.out, list(done.values()))  # drops a torn last line before appending
         if self.teacher is None:
             self.teacher = make_engineer(self.config.teacher)
+        todo = []
+        for plan in self.plan():
+            if record_key(*plan) in done:
+                self.on_batch(record_key(*plan), None)
+            else:
+                todo.append(plan)
         try:
-            for env, split, index in self.plan():
+            async for (env, split, index), record in bounded(
+                todo, self.config.batch_concurrency, lambda p: self.batch(*p)
+            ):
                 key = record_key(env, split, index)
-                if key in done:
-                    self.on_batch(key, None)
-                    continue
-                record = await self.batch(env, split, index)
                 _append(self.out, record)
                 done[key] = record
                 self.on_batch(key, record)
         finally:
             await self.close()
+        _rewrite(self.out, _in_plan_order(list(done.values()), self.config.envs))
         return [done[record_key(*p)] for p in self.plan()]
 
     async def batch(self, env: str, split: str, index: int) -> dict[str, Any]:
@@ -306,6 +323,17 @@ class Collector:
 def _rewrite(out: Path, records: list[dict[str, Any]]) -> None:
     lines = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
     (out / RECORDS).write_text(lines, encoding="utf-8")
+
+
+def _in_plan_order(records: list[dict[str, Any]], envs: list[str]) -> list[dict[str, Any]]:
+    """Records sorted as a sequential collection writes them: env (config order), split, batch index."""
+    rank = {env: i for i, env in enumerate(envs)}
+    for record in records:
+        rank.setdefault(record["env"], len(rank))
+    splits = {split: i for i, split in enumerate(SPLITS)}
+    return sorted(
+        records, key=lambda r: (rank[r["env"]], splits.get(r["split"], len(splits)), r["batch_index"])
+    )
 
 
 def packet_rows(records: list[dict[str, Any]], split: str | None = None) -> list[dict[str, Any]]:

@@ -86,16 +86,22 @@ def test_micro_batching_merges_concurrent_requests_and_measures_drift(backend: H
     assert [r.completion_token_ids for r in rerun] == [r.completion_token_ids for r in batched]
 
 
-def test_prefix_reuse_and_early_exit_match_plain_decoding(model_dir: Path) -> None:
-    """Multi-turn prompts read through the prefix cache, rows of different lengths: same tokens as plain."""
+@pytest.mark.parametrize("in_place", [True, False])
+def test_prefix_reuse_and_early_exit_match_plain_decoding(model_dir: Path, in_place: bool) -> None:
+    """Multi-turn prompts read through the prefix cache, rows of different lengths: same tokens as plain,
+    whether a read writes into the decode cache (in place) or is reassembled into a compact one."""
     reusing, plain = HFBackend(model_dir), HFBackend(model_dir, prefix_cache_mb=0)
+    reusing.reader.in_place = in_place
     plain.reader.reuse = False  # the one-padded-pass path for models without standard caches
     reqs = [request(i, max_tokens=3 + 2 * (i % 4)) for i in range(8)]
-    for _turn in range(3):
+    for turn in range(3):
+        reads = reusing.reader.read_tokens
         got, expected = reusing.generate_batch(reqs), plain.generate_batch(reqs)
         assert [g.completion_token_ids for g in got] == [e.completion_token_ids for e in expected]
         for g, e in zip(got, expected, strict=True):
             assert g.logprobs == pytest.approx(e.logprobs, abs=1e-4)
+        if turn:  # later turns read a few new tokens per row after the cached prefix
+            assert reusing.reader.read_tokens - reads < sum(len(r.messages) for r in reqs) * 40
         assert [len(g.completion_token_ids or ()) for g in got] == [r.sampling.max_tokens for r in reqs]
         reqs = [
             r.model_copy(
@@ -110,6 +116,7 @@ def test_prefix_reuse_and_early_exit_match_plain_decoding(model_dir: Path) -> No
             for r, g in zip(reqs, got, strict=True)
         ]
     assert reusing.reader.reused_tokens > reusing.reader.read_tokens  # later turns read only what is new
+    assert (reusing.reader.reads_in_place >= 2) if in_place else (reusing.reader.reads_in_place == 0)
 
 
 def test_prefix_cache_lookup_replacement_and_byte_bound() -> None:

@@ -6,7 +6,10 @@ the key/value caches of recent sequences (:class:`PrefixCache`, an LRU bounded i
 reads the tokens after the longest prefix it shares with one of them (all prompts also share the system
 prompt). Rows are read in chunks whose attention-score matrices stay under a budget (bounded memory with
 64 concurrent episodes), then reassembled into one left-padded batch cache whose layers preallocate room
-for the reply, so decoding writes each token in place instead of copying the whole cache.
+for the reply, so decoding writes each token in place instead of copying the whole cache. A read that
+fits one chunk — the usual case: each episode's next step, a few dozen new tokens after a long cached
+prefix — skips the reassembly: its pass runs on buffers that already have the room, and decoding continues
+in them (``benchmarks/bench_decoding.py`` measures the two paths side by side).
 
 All of this needs the standard per-layer cache of transformers (``DynamicLayer``: Llama, Qwen, Mistral
 without sliding windows, …); other models are read in one padded pass without reuse
@@ -153,10 +156,9 @@ def stack_rows(rows: list[KV], width: int, config: Any, room: int = 0) -> Any:
     template = next(row for row in rows if row)  # a row with a reused prefix gives the layers' shapes
     for layer in range(len(template)):
         k0 = template[layer][0]
+        # padding must be finite (it is masked, but 0 x NaN is NaN); the room is written before it is read
         keys = k0.new_empty((len(rows), k0.shape[0], width + room, k0.shape[-1]))
-        keys[:, :, :width] = (
-            0  # padding must be finite (masked, but 0 x NaN is NaN); the room is written first
-        )
+        keys[:, :, :width] = 0
         values = torch.empty_like(keys)
         values[:, :, :width] = 0
         for r, row in enumerate(rows):
@@ -204,6 +206,8 @@ class PromptReader:
         self.reuse, self.budget = reuse, budget
         self.prefix = PrefixCache(prefix_cache_bytes) if reuse and prefix_cache_bytes > 0 else None
         self.reused_tokens = self.read_tokens = 0
+        self.in_place = True  # single-chunk reads write into the decode cache (off: the general path)
+        self.reads_in_place = 0
         self.extends: list[int | None] = []  # per prompt of the last read: the entry it wholly extends
 
     def read(self, prompts: list[list[int]], room: int) -> tuple[Any, Any, Any]:
@@ -226,7 +230,7 @@ class PromptReader:
         self.reused_tokens += sum(n for _, n in reuse)
         self.read_tokens += sum(len(p) - n for p, (_, n) in zip(prompts, reuse, strict=True))
         chunks = chunk_rows([(n, len(p) - n) for p, (_, n) in zip(prompts, reuse, strict=True)], self.budget)
-        if len(chunks) == 1 and any(n for _, n in reuse):
+        if self.in_place and len(chunks) == 1 and any(n for _, n in reuse):
             return self._read_in_place(prompts, reuse, room)
         rows: list[KV] = [[] for _ in prompts]
         logits: list[Any] = [None] * len(prompts)
@@ -267,6 +271,7 @@ class PromptReader:
         between a row's reused prefix and its new tokens stays (masked): cheaper than copying every row out
         of the pass's cache and into a compact one, as the general path does. Most reads are this case: each
         episode's next step, a few dozen new tokens after a long cached prefix."""
+        self.reads_in_place += 1
         kept = [n for _, n in reuse]
         ids, mask, positions = self._layout(prompts, kept)
         cache = stack_rows([kv for kv, _ in reuse], max(kept), self.config, room=ids.shape[1] + room)

@@ -11,7 +11,9 @@
 - **Hook ablation** (:func:`ablation`): every valid GRPO patch of the main table rerun with each hook
   position removed (a patch left without hooks is no patch); success over all test tasks per variant.
 
-Each study appends its records to a JSON-lines file as they finish and resumes from it.
+Each study appends its records to a JSON-lines file as they finish and resumes from it. Like the main
+evaluation, a study measures the patches of one unit (a seed, a GRPO patch's variants) together and runs
+``batch_concurrency`` units at once.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reharness.core.aio import bounded
 from reharness.experiments.r1_stages import Evaluator, R1Config, R1Row, aggregate, load_records
 
 if TYPE_CHECKING:
@@ -51,37 +54,54 @@ def transfer(
 async def _generalisation(
     ev: Evaluator, seeds: int, failures: int, heldout_n: int, path: Path
 ) -> list[dict[str, Any]]:
-    from reharness.engineer.paired import evaluate_patch
+    from reharness.engineer.paired import Candidate, evaluate_candidates
 
     done = load_records(path)
+    units = [
+        (env, s)
+        for env in ev.config.envs
+        for s in range(seeds)
+        if any(f"{env}/{s}/{m}" not in done for m in STUDY_METHODS)
+    ]
+
+    async def unit(env: str, s: int) -> list[dict[str, Any]]:
+        """One seed: its source packet, every method's patch, all measured together on the held-out batch."""
+        _, packet = await ev.baseline(env, "heldout-source", s, n=max(2 * failures, 20), max_traces=failures)
+        base, _ = await ev.baseline(env, "heldout-target", s, n=heldout_n)
+        methods = [m for m in STUDY_METHODS if f"{env}/{s}/{m}" not in done]
+        ev.notify(f"generalisation: {env} seed {s} ({', '.join(methods)})")
+        proposals = await asyncio.gather(*(ev.propose(m, packet, base.spec.seed) for m in methods))
+        candidates = [
+            Candidate(f"{env}/{s}/{m}", p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
+            for m, p in zip(methods, proposals, strict=True)
+        ]
+        results = await evaluate_candidates(
+            candidates, base, ev.agent(env), ev.out / "runs", evidence=packet.leakage_evidence()
+        )
+        return [
+            {
+                "key": f"{env}/{s}/{method}",
+                "env": env,
+                "seed": s,
+                "method": method,
+                "status": result.status,
+                "source_failures": packet.header.failures_included,
+                "n": result.n,
+                "baseline_success": result.baseline_success,
+                "patched_success": result.patched_success,
+                "delta": result.success_delta,
+                "ci_low": result.success_ci_low,
+                "ci_high": result.success_ci_high,
+                "broken": len(result.broken),
+            }  # fmt: skip
+            for method, result in zip(methods, results, strict=True)
+        ]
+
     try:
-        for env in ev.config.envs:
-            for s in range(seeds):
-                _, packet = await ev.baseline(
-                    env, "heldout-source", s, n=max(2 * failures, 20), max_traces=failures
-                )
-                base, _ = await ev.baseline(env, "heldout-target", s, n=heldout_n)
-                for method in STUDY_METHODS:
-                    key = f"{env}/{s}/{method}"
-                    if key in done:
-                        continue
-                    ev.notify(f"generalisation: {env} seed {s} {method}")
-                    proposal = await ev.propose(method, packet, base.spec.seed)
-                    reason = None if proposal.patch else f"[{proposal.error_code}] {proposal.error}"
-                    result = await evaluate_patch(
-                        proposal.patch, base, ev.agent(env), ev.out / "runs", candidate_id=key,
-                        invalid_reason=reason, evidence=packet.leakage_evidence(),
-                    )  # fmt: skip
-                    record = {
-                        "key": key, "env": env, "seed": s, "method": method, "status": result.status,
-                        "source_failures": packet.header.failures_included, "n": result.n,
-                        "baseline_success": result.baseline_success,
-                        "patched_success": result.patched_success,
-                        "delta": result.success_delta, "ci_low": result.success_ci_low,
-                        "ci_high": result.success_ci_high, "broken": len(result.broken),
-                    }  # fmt: skip
-                    done[key] = record
-                    _append(path, record)
+        async for _, records in bounded(units, ev.config.batch_concurrency, lambda u: unit(*u)):
+            for record in records:
+                done[record["key"]] = record
+                _append(path, record)
     finally:
         await ev.close()
     return list(done.values())
@@ -114,30 +134,47 @@ def generalisation(
 
 
 async def _ablation(ev: Evaluator, records: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
-    from reharness.engineer.paired import evaluate_patch
+    from reharness.engineer.paired import Candidate, evaluate_candidates
     from reharness.patches.model import Patch
 
     done = load_records(path)
+
+    def key(record: dict[str, Any], point: str) -> str:
+        return f"{record['env']}/{record['batch']}/-{point}"
+
+    patched = [
+        (record, Patch.from_dict(record["patch"]))
+        for record in records
+        if record["method"] == "grpo" and record.get("patch")
+    ]
+    todo = [(r, p) for r, p in patched if any(key(r, point) not in done for point in p.hooks)]
+
+    async def one(record: dict[str, Any], patch: Patch) -> list[dict[str, Any]]:
+        """One GRPO patch with each of its hook positions removed, the variants measured together."""
+        base, packet = await ev.baseline(record["env"], "test", record["batch"])
+        points = [point for point in sorted(patch.hooks) if key(record, point) not in done]
+        candidates = []
+        for point in points:
+            hooks = {k: v for k, v in patch.hooks.items() if k != point}
+            ablated = Patch(hooks, patch.description, patch.env) if hooks else None
+            candidates.append(Candidate(key(record, point), ablated, None if hooks else "no hooks left"))
+        results = await evaluate_candidates(
+            candidates, base, ev.agent(record["env"]), ev.out / "runs", evidence=packet.leakage_evidence()
+        )
+        out = []
+        for point, result in zip(points, results, strict=True):
+            flips = {t: 1.0 for t in result.rescued} | {t: 0.0 for t in result.broken}
+            successes = [flips.get(e.task_id, float(e.success)) for e in base.episodes]
+            out.append(
+                {"key": key(record, point), "env": record["env"], "point": point, "successes": successes}
+            )
+        return out
+
     try:
-        for record in records:
-            if record["method"] != "grpo" or not record.get("patch"):
-                continue
-            patch = Patch.from_dict(record["patch"])
-            base, packet = await ev.baseline(record["env"], "test", record["batch"])
-            for point in sorted(patch.hooks):
-                key = f"{record['env']}/{record['batch']}/-{point}"
-                if key in done:
-                    continue
-                hooks = {k: v for k, v in patch.hooks.items() if k != point}
-                ablated = Patch(hooks, patch.description, patch.env) if hooks else None
-                result = await evaluate_patch(
-                    ablated, base, ev.agent(record["env"]), ev.out / "runs", candidate_id=key,
-                    invalid_reason="no hooks left", evidence=packet.leakage_evidence(),
-                )  # fmt: skip
-                flips = {t: 1.0 for t in result.rescued} | {t: 0.0 for t in result.broken}
-                successes = [flips.get(e.task_id, float(e.success)) for e in base.episodes]
-                done[key] = {"key": key, "env": record["env"], "point": point, "successes": successes}
-                _append(path, done[key])
+        async for _, found in bounded(todo, ev.config.batch_concurrency, lambda item: one(*item)):
+            for entry in found:
+                done[entry["key"]] = entry
+                _append(path, entry)
     finally:
         await ev.close()
     return list(done.values())

@@ -41,7 +41,7 @@ import asyncio
 import inspect
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,7 @@ class BatchStats:
 class _Pending:
     request: ChatRequest
     future: asyncio.Future[ChatResponse]
+    prompt: Future[list[int]]  # the request's token ids, encoded while earlier passes run
 
 
 def load_model_dir(path: str | Path, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
@@ -188,6 +189,7 @@ class HFBackend(Agent):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._worker: asyncio.Task[None] | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._encoder: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -221,7 +223,9 @@ class HFBackend(Agent):
             self._worker = loop.create_task(self._batcher())
         assert self._queue is not None
         future: asyncio.Future[ChatResponse] = loop.create_future()
-        self._queue.put_nowait(_Pending(request, future))
+        if self._encoder is None:
+            self._encoder = ThreadPoolExecutor(1, thread_name_prefix="reharness-hf-encode")
+        self._queue.put_nowait(_Pending(request, future, self._encoder.submit(self.encode, request)))
         return await future
 
     async def _batcher(self) -> None:
@@ -248,7 +252,7 @@ class HFBackend(Agent):
                 self._executor = ThreadPoolExecutor(1, thread_name_prefix="reharness-hf")
             try:
                 results = await loop.run_in_executor(
-                    self._executor, self.generate_batch, [p.request for p in live]
+                    self._executor, self.generate_batch, [p.request for p in live], [p.prompt for p in live]
                 )
             except Exception as exc:  # a failing pass is recorded by every episode in it
                 results = [ChatResponse(error=f"hf backend: {type(exc).__name__}: {exc}"[:1000])] * len(live)
@@ -260,9 +264,10 @@ class HFBackend(Agent):
         if self._worker is not None:
             self._worker.cancel()
             self._worker = None
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
+        for pool in (self._executor, self._encoder):
+            if pool is not None:
+                pool.shutdown(wait=True)
+        self._executor = self._encoder = None
 
     # ------------------------------------------------------------------ batched decoding (sync)
     def encode(self, request: ChatRequest) -> list[int]:
@@ -276,18 +281,25 @@ class HFBackend(Agent):
         ids = self.tokenizer.apply_chat_template(messages, **kwargs)
         return [int(i) for i in (ids["input_ids"] if isinstance(ids, dict) else ids)]
 
-    def generate_batch(self, requests: list[ChatRequest]) -> list[ChatResponse]:
-        """Answer ``requests`` in one decoding pass (blocking). Per-row errors become ``error`` responses."""
-        with self._lock:  # one pass at a time: the model and the prefix cache are not thread-safe
-            return self._generate_batch(requests)
+    def generate_batch(
+        self, requests: list[ChatRequest], prompts: list[Future[list[int]]] | None = None
+    ) -> list[ChatResponse]:
+        """Answer ``requests`` in one decoding pass (blocking). Per-row errors become ``error`` responses.
 
-    def _generate_batch(self, requests: list[ChatRequest]) -> list[ChatResponse]:
+        ``prompts``: the requests' token ids being encoded elsewhere (:meth:`complete` encodes each request
+        in a thread of its own as it arrives, so tokenising overlaps the passes before it)."""
+        with self._lock:  # one pass at a time: the model and the prefix cache are not thread-safe
+            return self._generate_batch(requests, prompts)
+
+    def _generate_batch(
+        self, requests: list[ChatRequest], prompts: list[Future[list[int]]] | None
+    ) -> list[ChatResponse]:
         started = time.perf_counter()
         results: list[ChatResponse | None] = [None] * len(requests)
         rows: list[tuple[int, list[int], int]] = []
         for i, request in enumerate(requests):
             try:
-                prompt = self.encode(request)
+                prompt = self.encode(request) if prompts is None else prompts[i].result()
             except Exception as exc:
                 results[i] = ChatResponse(error=f"chat template failed: {type(exc).__name__}: {exc}"[:1000])
                 continue

@@ -73,3 +73,17 @@ def test_r1_bad_option_names_the_flag_and_the_help(tmp_path: Path) -> None:
     assert "--batches" in result.stderr and "greater than 0" in result.stderr
     assert "reharness experiment r1 --help" in result.stderr
     assert not (tmp_path / "train").exists()
+
+
+def test_resuming_refuses_other_training_options_but_not_scheduling_ones(tmp_path: Path) -> None:
+    from reharness.core.errors import ConfigError
+    from reharness.experiments.r1 import R1Config, _check_same_experiment
+
+    first = R1Config(envs=["household"], out=str(tmp_path))
+    (tmp_path / "r1_config.json").write_text(json.dumps(first.model_dump(mode="json")), "utf-8")
+    _check_same_experiment(tmp_path, first.model_copy(update={"batch_concurrency": 1, "concurrency": 4}))
+    with pytest.raises(ConfigError, match="sft_steps=300, not 40"):
+        _check_same_experiment(tmp_path, first.model_copy(update={"sft_steps": 40}))
+    old = {k: v for k, v in first.model_dump(mode="json").items() if k != "batch_concurrency"}
+    (tmp_path / "r1_config.json").write_text(json.dumps(old), "utf-8")  # written before the option existed
+    _check_same_experiment(tmp_path, first.model_copy(update={"batch_concurrency": 2}))

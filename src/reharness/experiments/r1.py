@@ -63,7 +63,16 @@ __all__ = [
 
 #: options that do not change the trained engineers or the main-table evaluation of an experiment
 _STUDY_FIELDS = frozenset(
-    {"test_batches", "concurrency", "out", "transfer_agent", "generalisation_seeds", "heldout_n", "ablation"}
+    {
+        "test_batches",
+        "concurrency",
+        "batch_concurrency",
+        "out",
+        "transfer_agent",
+        "generalisation_seeds",
+        "heldout_n",
+        "ablation",
+    }  # fmt: skip
 )
 
 

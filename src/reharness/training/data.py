@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 
 RECORDS = "batches.jsonl"
 SPLITS = ("train", "valid")
-#: batches collected at once by default (benchmarks/bench_batch_concurrency.py measures the choice)
+#: batches collected (and, in ``experiment r1``, evaluated) at once by default. The packet stage is bound by
+#: the target's model thread, so it gains little (docs/engineer-training.md, "Wall time of --env all");
+#: an evaluation batch reruns one patch per method, and several batches give the model fuller passes.
 BATCH_CONCURRENCY = 3
 
 

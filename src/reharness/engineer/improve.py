@@ -201,10 +201,7 @@ class _Loop:
         lines = [json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) for p in proposals]
         _write_text(round_dir / "proposals.jsonl", "".join(line + "\n" for line in lines))
         summary.proposals, summary.valid_proposals = len(proposals), sum(p.valid for p in proposals)
-        candidates = [
-            Candidate(f"r{r}-c{i}", p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
-            for i, p in enumerate(proposals)
-        ]
+        candidates = [Candidate.of(f"r{r}-c{i}", p) for i, p in enumerate(proposals)]
         self.events.stage(f"round {r}: paired reruns of {len(candidates)} candidates")
         bars = {cand.id: self.events.batch(cand.id, len(base.episodes)) for cand in candidates if cand.patch}
         results = await evaluate_candidates(

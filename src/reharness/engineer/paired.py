@@ -32,7 +32,7 @@ import random
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -45,6 +45,9 @@ from reharness.runtime.agents import Agent
 from reharness.runtime.executor import planned_episodes
 from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord, infrastructure_error
+
+if TYPE_CHECKING:
+    from reharness.engineer.base import Proposal
 
 #: Bootstrap resamples of the confidence interval (percentile method, 95 %).
 BOOTSTRAP_RESAMPLES = 2000
@@ -302,6 +305,12 @@ class Candidate:
     id: str
     patch: Patch | None = None
     invalid_reason: str | None = None
+
+    @classmethod
+    def of(cls, id: str, proposal: Proposal) -> Candidate:
+        """The candidate of an engineer's proposal: its patch, or why it has none."""
+        reason = None if proposal.patch else f"[{proposal.error_code}] {proposal.error}"
+        return cls(id, proposal.patch, reason)
 
 
 async def evaluate_candidates(

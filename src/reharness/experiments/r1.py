@@ -72,7 +72,7 @@ _STUDY_FIELDS = frozenset(
         "generalisation_seeds",
         "heldout_n",
         "ablation",
-    }  # fmt: skip
+    }
 )
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
     from reharness.runtime.agents import Agent
 
+T = TypeVar("T")
 METHODS: tuple[str, ...] = ("none", "self-refine", "operators", "sft", "grpo")
 EVAL_FILE = "eval.jsonl"
 
@@ -268,11 +269,7 @@ class Evaluator:
             return await self.batch(*batch, done)
 
         try:
-            async for _, records in bounded(todo, self.config.batch_concurrency, one):
-                for record in records:
-                    done[record["key"]] = record
-                    with path.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(record, sort_keys=True) + "\n")
+            await record_units(todo, self.config.batch_concurrency, one, done, path)
         finally:
             await self.close()
         return list(done.values())
@@ -330,31 +327,17 @@ class Evaluator:
         from reharness.engineer.paired import Candidate, evaluate_candidates
 
         base, packet = await self.baseline(env, "test", index)
-        seed, agent = base.spec.seed, self.agent(env)
-        successes = {e.task_id: float(e.success) for e in base.episodes}
+        seed = base.spec.seed
         methods = [m for m in METHODS if f"{env}/{index}/{m}" not in done]
         # every method's patch at once: their reruns share the target's model calls
         patching = [m for m in methods if m != "none" and packet.header.failures_found]
-        proposals = dict(
-            zip(
-                patching,
-                await asyncio.gather(*(self.propose(m, packet, seed) for m in patching)),
-                strict=True,
-            )
-        )
-        candidates = [
-            Candidate(m, p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
-            for m, p in proposals.items()
-        ]
-        results = dict(
-            zip(
-                patching,
-                await evaluate_candidates(
-                    candidates, base, agent, self.out / "runs", evidence=packet.leakage_evidence()
-                ),
-                strict=True,
-            )
-        )
+        written = await asyncio.gather(*(self.propose(m, packet, seed) for m in patching))
+        proposals = dict(zip(patching, written, strict=True))
+        measured = await evaluate_candidates(
+            [Candidate.of(m, p) for m, p in proposals.items()], base, self.agent(env), self.out / "runs",
+            evidence=packet.leakage_evidence(),
+        )  # fmt: skip
+        results = {r.candidate_id: r for r in measured}
         records = []
         for method in methods:
             key = f"{env}/{index}/{method}"
@@ -372,10 +355,36 @@ class Evaluator:
                     "attempts": proposal.meta.get("attempts", 1),
                     "patch": proposal.patch.to_dict() if proposal.patch and result.valid else None,
                 }
-            flips = {t: 1.0 for t in record["rescued"]} | {t: 0.0 for t in record["broken"]}
-            record["successes"] = [flips.get(t, s) for t, s in successes.items()]
+            record["successes"] = patched_successes(base, record["rescued"], record["broken"])
             records.append(record)
         return records
+
+
+def patched_successes(base: Baseline, rescued: Iterable[str], broken: Iterable[str]) -> list[float]:
+    """Success per task of ``base`` (its order) under a patch that rescued and broke the tasks named."""
+    flips = {t: 1.0 for t in rescued} | {t: 0.0 for t in broken}
+    return [flips.get(e.task_id, float(e.success)) for e in base.episodes]
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one finished record to a resumable JSON-lines file (see :func:`load_records`)."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+async def record_units(
+    units: list[T],
+    limit: int,
+    work: Callable[[T], Awaitable[list[dict[str, Any]]]],
+    done: dict[str, dict[str, Any]],
+    path: Path,
+) -> None:
+    """Run ``work`` on each unit (``limit`` at once) and record every record it returns as soon as the unit
+    finishes: into ``done`` by key and appended to ``path``, so an interrupted stage resumes."""
+    async for _, records in bounded(units, limit, work):
+        for record in records:
+            done[record["key"]] = record
+            append_record(path, record)
 
 
 def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1Row], dict[str, float]]:

@@ -19,23 +19,24 @@ evaluation, a study measures the patches of one unit (a seed, a GRPO patch's var
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reharness.core.aio import bounded
-from reharness.experiments.r1_stages import Evaluator, R1Config, R1Row, aggregate, load_records
+from reharness.experiments.r1_stages import (
+    Evaluator,
+    R1Config,
+    R1Row,
+    aggregate,
+    load_records,
+    patched_successes,
+    record_units,
+)
 
 if TYPE_CHECKING:
     from reharness.runtime.agents import Agent
 
 STUDY_METHODS: tuple[str, ...] = ("operators", "sft", "grpo")
-
-
-def _append(path: Path, record: dict[str, Any]) -> None:
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 def transfer(
@@ -71,10 +72,7 @@ async def _generalisation(
         methods = [m for m in STUDY_METHODS if f"{env}/{s}/{m}" not in done]
         ev.notify(f"generalisation: {env} seed {s} ({', '.join(methods)})")
         proposals = await asyncio.gather(*(ev.propose(m, packet, base.spec.seed) for m in methods))
-        candidates = [
-            Candidate(f"{env}/{s}/{m}", p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
-            for m, p in zip(methods, proposals, strict=True)
-        ]
+        candidates = [Candidate.of(f"{env}/{s}/{m}", p) for m, p in zip(methods, proposals, strict=True)]
         results = await evaluate_candidates(
             candidates, base, ev.agent(env), ev.out / "runs", evidence=packet.leakage_evidence()
         )
@@ -98,10 +96,7 @@ async def _generalisation(
         ]
 
     try:
-        async for _, records in bounded(units, ev.config.batch_concurrency, lambda u: unit(*u)):
-            for record in records:
-                done[record["key"]] = record
-                _append(path, record)
+        await record_units(units, ev.config.batch_concurrency, lambda u: unit(*u), done, path)
     finally:
         await ev.close()
     return list(done.values())
@@ -161,20 +156,18 @@ async def _ablation(ev: Evaluator, records: list[dict[str, Any]], path: Path) ->
         results = await evaluate_candidates(
             candidates, base, ev.agent(record["env"]), ev.out / "runs", evidence=packet.leakage_evidence()
         )
-        out = []
-        for point, result in zip(points, results, strict=True):
-            flips = {t: 1.0 for t in result.rescued} | {t: 0.0 for t in result.broken}
-            successes = [flips.get(e.task_id, float(e.success)) for e in base.episodes]
-            out.append(
-                {"key": key(record, point), "env": record["env"], "point": point, "successes": successes}
-            )
-        return out
+        return [
+            {
+                "key": key(record, point),
+                "env": record["env"],
+                "point": point,
+                "successes": patched_successes(base, result.rescued, result.broken),
+            }  # fmt: skip
+            for point, result in zip(points, results, strict=True)
+        ]
 
     try:
-        async for _, found in bounded(todo, ev.config.batch_concurrency, lambda item: one(*item)):
-            for entry in found:
-                done[entry["key"]] = entry
-                _append(path, entry)
+        await record_units(todo, ev.config.batch_concurrency, lambda item: one(*item), done, path)
     finally:
         await ev.close()
     return list(done.values())

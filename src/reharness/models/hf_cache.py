@@ -214,11 +214,8 @@ class PromptReader:
         """``(cache, mask, last-token logits)`` for the prompts; the cache has ``room`` to grow per row."""
         import torch
 
-        width = max(len(p) for p in prompts)
-        full = torch.zeros((len(prompts), width), dtype=torch.long)  # the compact layout's mask
-        for r, p in enumerate(prompts):
-            full[r, width - len(p) :] = 1
         if not self.reuse:  # a model with its own cache layout: one padded pass
+            full, width = self._compact_mask(prompts)
             ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
             for r, p in enumerate(prompts):
                 ids[r, width - len(p) :] = torch.tensor(p)
@@ -232,6 +229,7 @@ class PromptReader:
         chunks = chunk_rows([(n, len(p) - n) for p, (_, n) in zip(prompts, reuse, strict=True)], self.budget)
         if self.in_place and len(chunks) == 1 and any(n for _, n in reuse):
             return self._read_in_place(prompts, reuse, room)
+        full, width = self._compact_mask(prompts)
         rows: list[KV] = [[] for _ in prompts]
         logits: list[Any] = [None] * len(prompts)
         for chunk in chunks:
@@ -245,6 +243,17 @@ class PromptReader:
                 rows[i] = [(layer.keys[r][:, valid], layer.values[r][:, valid]) for layer in layers]
                 logits[i] = out.logits[r, -1, :]
         return stack_rows(rows, width, self.config, room), full, torch.stack(logits)
+
+    @staticmethod
+    def _compact_mask(prompts: list[list[int]]) -> tuple[Any, int]:
+        """``(mask, width)`` of the prompts left-padded to the longest, without gaps (the compact layout)."""
+        import torch
+
+        width = max(len(p) for p in prompts)
+        full = torch.zeros((len(prompts), width), dtype=torch.long)
+        for r, p in enumerate(prompts):
+            full[r, width - len(p) :] = 1
+        return full, width
 
     def _layout(self, prompts: list[list[int]], kept: list[int]) -> tuple[Any, Any, Any]:
         """``(ids, mask, positions)`` of one pass over the prompts' new tokens after their reused prefixes;

@@ -227,7 +227,8 @@ class Collector:
                 self.on_batch(key, record)
         finally:
             await self.close()
-        _rewrite(self.out, _in_plan_order(list(done.values()), self.config.envs))
+        if todo:  # batches finish in any order: leave the file in plan order
+            _rewrite(self.out, _in_plan_order(list(done.values()), self.config.envs))
         return [done[record_key(*p)] for p in self.plan()]
 
     async def batch(self, env: str, split: str, index: int) -> dict[str, Any]:
@@ -284,10 +285,7 @@ class Collector:
         proposals = await self.teacher.propose(
             packet, c.teacher_k, seed=derive_seed(c.seed, "teacher", record["key"]) % 2**31
         )
-        candidates = [
-            Candidate(f"t{i}", p.patch, None if p.patch else f"[{p.error_code}] {p.error}")
-            for i, p in enumerate(proposals)
-        ]
+        candidates = [Candidate.of(f"t{i}", p) for i, p in enumerate(proposals)]
         results = await evaluate_candidates(
             candidates,
             base,

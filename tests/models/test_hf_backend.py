@@ -86,6 +86,60 @@ def test_micro_batching_merges_concurrent_requests_and_measures_drift(backend: H
     assert [r.completion_token_ids for r in rerun] == [r.completion_token_ids for r in batched]
 
 
+async def test_requests_join_a_running_batch_and_short_replies_return_first(model_dir: Path) -> None:
+    """A long reply decodes while short requests come and go: each short one is answered while the long
+    one still runs (it does not wait for the batch's longest reply), the later ones join the running
+    batch, and every reply is the one it gets decoded alone."""
+    backend = HFBackend(model_dir, running_batches=True, loop_span=0)
+    long = request(0, max_tokens=120)
+    shorts = [request(i, temperature=0.0 if i % 2 else 0.9, max_tokens=4) for i in range(1, 7)]
+    alone = [backend.generate_batch([r])[0] for r in [long, *shorts]]
+    backend.reader.prefix.clear()
+    joins = backend.stats.joins
+    running = asyncio.create_task(backend.complete(long))
+    await asyncio.sleep(0.05)
+    together = []
+    for r in shorts:
+        together.append(await backend.complete(r))
+        assert not running.done()  # answered while the long reply is still being decoded
+    together.insert(0, await running)
+    assert backend.stats.joins - joins >= len(shorts) - 1
+    assert [r.completion_token_ids for r in together] == [r.completion_token_ids for r in alone]
+    for got, expected in zip(together, alone, strict=True):
+        assert got.logprobs == pytest.approx(expected.logprobs, abs=1e-4)
+    await backend.close()
+    assert (await backend.complete(shorts[0])).completion_token_ids == alone[1].completion_token_ids
+
+
+def test_in_loop_recognises_a_repeating_tail_only() -> None:
+    from reharness.models.hf_decode import in_loop
+
+    phrase = [5, 6, 7, 8]
+    assert in_loop([1, 2, 3] + phrase * 17, span=64) is False  # 71 tokens: checked every 8 only
+    assert in_loop([1] * 5 + phrase * 18 + [9, 9, 9], span=64) is False  # the loop ended
+    assert in_loop([1, 2, 3, 4] + phrase * 17, span=64)  # 72 tokens: 68 of them 4-periodic
+    assert in_loop([7] * 72, span=64) and not in_loop([7] * 72, span=0)
+    sentence = list(range(100, 132))  # a 32-token span three times
+    assert in_loop([1] * 8 + sentence * 3, span=64)
+    assert not in_loop([1] * 8 + sentence * 2 + list(range(200, 232)), span=64)
+    assert not in_loop(list(range(40)) * 2, span=64)  # period 40 is past LOOP_PERIOD
+
+
+def test_a_reply_in_a_loop_is_cut_where_it_is_recognised(model_dir: Path) -> None:
+    from reharness.models.hf_decode import in_loop
+
+    free, cutting = HFBackend(model_dir, loop_span=0), HFBackend(model_dir, loop_span=16)
+    reqs = [request(i, max_tokens=160) for i in range(12)]
+    full = [r.completion_token_ids or () for r in free.generate_batch(reqs)]
+    cut = [r.completion_token_ids or () for r in cutting.generate_batch(reqs)]
+    looping = [i for i, ids in enumerate(full) if any(in_loop(list(ids[:n]), 16) for n in range(len(ids)))]
+    assert looping, "the tiny model should fall into a loop on some of these prompts"
+    for i, (whole, short) in enumerate(zip(full, cut, strict=True)):
+        ends = next((n for n in range(len(whole) + 1) if in_loop(list(whole[:n]), 16)), len(whole))
+        assert short == whole[:ends], i  # the same reply, cut at the first point it is seen in a loop
+    assert sum(map(len, cut)) < sum(map(len, full))
+
+
 @pytest.mark.parametrize("in_place", [True, False])
 def test_prefix_reuse_and_early_exit_match_plain_decoding(model_dir: Path, in_place: bool) -> None:
     """Multi-turn prompts read through the prefix cache, rows of different lengths: same tokens as plain,

@@ -9,10 +9,11 @@ every row samples from its own ``torch.Generator`` seeded with ``request.seed`` 
 **Micro-batching.** Concurrent episodes call :meth:`HFBackend.complete`; requests that arrive within
 ``batch_window_s`` of each other (at most ``max_wait_s`` after the first, at most ``max_batch_size``) are
 left-padded into one batch — attention mask and explicit position ids, so padding does not shift positions —
-and decoded together with a KV cache in one worker thread, while the event loop keeps stepping environments.
-Requests that arrive during a pass form the next batch; rows leave the batch as soon as they finish. Prompts
-reuse the key/value cache of the longest prefix they share with a recent sequence (an episode's previous
-prompt and reply), bounded by ``prefix_cache_mb`` (:mod:`reharness.models.hf_cache`).
+and decoded together with a KV cache in one model thread, while the event loop keeps stepping environments.
+The batch keeps running as its rows change (:mod:`reharness.models.hf_decode`): a row that finishes is
+answered at once, and requests that arrive meanwhile join it. Prompts reuse the key/value cache of the
+longest prefix they share with a recent sequence (an episode's previous prompt and reply), bounded by
+``prefix_cache_mb`` (:mod:`reharness.models.hf_cache`).
 
 **Residual nondeterminism.** With the same seeds and the same batch composition outputs are bit-identical.
 A different batch composition changes tensor shapes, and CPU/GPU kernels may then sum in another order, so
@@ -38,9 +39,12 @@ renormalised distribution with its own generator, so constrained decoding stays 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +54,8 @@ from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.models.base import parse_text_tool_calls, template_messages
-from reharness.models.hf_cache import PromptReader, cache_of, supports_reuse
-from reharness.models.hf_sampling import constrained_token, sample_token
+from reharness.models.hf_cache import PromptReader, supports_reuse
+from reharness.models.hf_decode import Row, RunningBatch
 
 END_OF_TURN_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "</s>")
 
@@ -65,6 +69,7 @@ class BatchStats:
     max_batch: int = 0
     model_seconds: float = 0.0
     prefill_seconds: float = 0.0  # of model_seconds: reading prompts (the rest is decoding and tokenising)
+    joins: int = 0  # times waiting requests joined a running batch
     sizes: list[int] = field(default_factory=list)
 
     @property
@@ -72,11 +77,24 @@ class BatchStats:
         return self.requests / max(1, self.batches)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Pending:
     request: ChatRequest
-    future: asyncio.Future[ChatResponse]
+    future: asyncio.Future[ChatResponse] | None  # None: a blocking call collects the reply itself
     prompt: Future[list[int]]  # the request's token ids, encoded while earlier passes run
+
+
+Answer = Callable[[_Pending, ChatResponse], None]
+
+
+def _done(encode: Callable[[ChatRequest], list[int]], request: ChatRequest) -> Future[list[int]]:
+    """``encode(request)`` as a settled future (its error kept, raised by ``result()``)."""
+    future: Future[list[int]] = Future()
+    try:
+        future.set_result(encode(request))
+    except Exception as exc:
+        future.set_exception(exc)
+    return future
 
 
 def load_model_dir(path: str | Path, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
@@ -124,6 +142,12 @@ class HFBackend(Agent):
     ``max_batch_size``, ``batch_window_s`` and ``max_wait_s`` shape the micro-batches; ``prefix_cache_mb``
     bounds the prefix cache (0 turns reuse off); ``prefill_budget`` bounds the attention scores of one
     prompt-reading pass (rows x new tokens x context tokens, per head), trading memory for passes.
+    ``loop_span``: a reply whose last ``loop_span`` tokens repeat a short span ends there
+    (:func:`reharness.models.hf_decode.in_loop`; 0 never cuts). ``running_batches``: requests join a batch
+    that is decoding and each reply returns as it ends (continuous batching), instead of each batch
+    decoding as a unit; off by default because on a CPU it measured slower (``benchmarks/bench_decoding.py
+    --arms static,running``: a step's cost grows with rows x cached tokens, so rows of other lengths padded
+    into one batch cost more than the per-step overhead the sharing saves).
     """
 
     def __init__(
@@ -139,6 +163,8 @@ class HFBackend(Agent):
         num_threads: int | None = None,
         prefix_cache_mb: float = 512.0,
         prefill_budget: int = 1 << 22,
+        loop_span: int = 64,
+        running_batches: bool = False,
         loaded: tuple[Any, Any] | None = None,
     ) -> None:
         import torch
@@ -154,6 +180,8 @@ class HFBackend(Agent):
             "num_threads": num_threads,
             "prefix_cache_mb": prefix_cache_mb,
             "prefill_budget": prefill_budget,
+            "loop_span": loop_span,
+            "running_batches": running_batches,
         }
         if num_threads:
             torch.set_num_threads(num_threads)
@@ -185,12 +213,14 @@ class HFBackend(Agent):
             budget=prefill_budget,
         )
         self.stats = BatchStats()
-        self._queue: asyncio.Queue[_Pending] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._worker: asyncio.Task[None] | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self._inbox: deque[_Pending] = deque()  # requests waiting for the model thread
+        self._inbox_ready = threading.Condition()
+        self._engine: threading.Thread | None = None
+        self._stopping = False
         self._encoder: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self.loop_span = loop_span
+        self.running_batches = running_batches
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the recipe (model directory and options), not the weights: the process that unpickles
@@ -217,57 +247,94 @@ class HFBackend(Agent):
 
     # ------------------------------------------------------------------ async interface
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._worker is None or self._worker.done():
-            self._loop, self._queue = loop, asyncio.Queue()
-            self._worker = loop.create_task(self._batcher())
-        assert self._queue is not None
-        future: asyncio.Future[ChatResponse] = loop.create_future()
-        if self._encoder is None:
-            self._encoder = ThreadPoolExecutor(1, thread_name_prefix="reharness-hf-encode")
-        self._queue.put_nowait(_Pending(request, future, self._encoder.submit(self.encode, request)))
+        future: asyncio.Future[ChatResponse] = asyncio.get_running_loop().create_future()
+        with self._inbox_ready:
+            if self._encoder is None:
+                self._encoder = ThreadPoolExecutor(1, thread_name_prefix="reharness-hf-encode")
+            if self._engine is None or not self._engine.is_alive():
+                self._stopping = False
+                self._engine = threading.Thread(target=self._serve, name="reharness-hf", daemon=True)
+                self._engine.start()
+            self._inbox.append(_Pending(request, future, self._encoder.submit(self.encode, request)))
+            self._inbox_ready.notify()
         return await future
 
-    async def _batcher(self) -> None:
-        assert self._queue is not None
-        queue, loop = self._queue, asyncio.get_running_loop()
+    def _serve(self) -> None:
+        """The model thread: take the requests that arrive within ``batch_window_s`` of each other (at most
+        ``max_wait_s`` after the first, at most ``max_batch_size``) and decode them as a running batch that
+        later requests join (:mod:`reharness.models.hf_decode`)."""
         while True:
-            batch = [await queue.get()]
-            deadline = loop.time() + self.max_wait_s
-            while len(batch) < self.max_batch_size:
-                if not queue.empty():
-                    batch.append(queue.get_nowait())
-                    continue
-                timeout = min(self.batch_window_s, deadline - loop.time())
-                if timeout <= 0:
-                    break
-                try:
-                    batch.append(await asyncio.wait_for(queue.get(), timeout))
-                except TimeoutError:
-                    break
-            live = [p for p in batch if not p.future.done()]
-            if not live:
-                continue
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="reharness-hf")
+            with self._inbox_ready:
+                while not self._inbox and not self._stopping:
+                    self._inbox_ready.wait()
+                if self._stopping:
+                    return
+                deadline = time.monotonic() + self.max_wait_s
+                while len(self._inbox) < self.max_batch_size:
+                    waiting, timeout = len(self._inbox), min(self.batch_window_s, deadline - time.monotonic())
+                    if timeout <= 0 or not self._inbox_ready.wait(timeout) or len(self._inbox) == waiting:
+                        break
+                batch = self._take_inbox(self.max_batch_size)
             try:
-                results = await loop.run_in_executor(
-                    self._executor, self.generate_batch, [p.request for p in live], [p.prompt for p in live]
-                )
-            except Exception as exc:  # a failing pass is recorded by every episode in it
-                results = [ChatResponse(error=f"hf backend: {type(exc).__name__}: {exc}"[:1000])] * len(live)
-            for pending, result in zip(live, results, strict=True):
-                if not pending.future.done():
-                    pending.future.set_result(result)
+                with self._lock:
+                    if self.running_batches:
+                        self._run(batch, admit=self._admit)
+                    else:
+                        self._run_as_unit(batch)
+            except Exception as exc:  # never leave a caller waiting: the thread serves on
+                failed = ChatResponse(error=f"hf backend: {type(exc).__name__}: {exc}"[:1000])
+                for pending in batch:
+                    self._deliver(pending, failed)
+
+    def _run_as_unit(self, batch: list[_Pending]) -> None:
+        """Decode ``batch`` with nothing joining and answer every request when its longest reply ends."""
+        answers: list[tuple[_Pending, ChatResponse]] = []
+        self._run(batch, answer=lambda pending, reply: answers.append((pending, reply)))
+        for pending, reply in answers:
+            self._deliver(pending, reply)
+
+    def _take_inbox(self, limit: int) -> list[_Pending]:
+        """Up to ``limit`` waiting requests whose callers still wait (call with the inbox lock held)."""
+        taken: list[_Pending] = []
+        while self._inbox and len(taken) < limit:
+            pending = self._inbox.popleft()
+            if pending.future is not None and not pending.future.done():
+                taken.append(pending)
+        return taken
+
+    def _admit(self, running: int) -> list[Row]:
+        """Rows that join a running batch: the waiting requests, once at least as many wait as rows run."""
+        if not self._inbox or len(self._inbox) < running or running >= self.max_batch_size:
+            return []
+        with self._inbox_ready:
+            joining = self._take_inbox(self.max_batch_size - running)
+        self.stats.joins += bool(joining)
+        return self._rows(joining)
+
+    @staticmethod
+    def _deliver(pending: _Pending, response: ChatResponse) -> None:
+        future = pending.future
+        if future is None:
+            return
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(response)
+
+        with contextlib.suppress(RuntimeError):  # the caller's loop has closed: nobody waits for the reply
+            future.get_loop().call_soon_threadsafe(settle)
 
     async def close(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            self._worker = None
-        for pool in (self._executor, self._encoder):
-            if pool is not None:
-                pool.shutdown(wait=True)
-        self._executor = self._encoder = None
+        engine = self._engine
+        with self._inbox_ready:
+            self._stopping = True
+            self._inbox_ready.notify_all()
+        if engine is not None:
+            await asyncio.to_thread(engine.join)
+        self._engine = None
+        if self._encoder is not None:
+            self._encoder.shutdown(wait=True)
+        self._encoder = None
 
     # ------------------------------------------------------------------ batched decoding (sync)
     def encode(self, request: ChatRequest) -> list[int]:
@@ -284,122 +351,87 @@ class HFBackend(Agent):
     def generate_batch(
         self, requests: list[ChatRequest], prompts: list[Future[list[int]]] | None = None
     ) -> list[ChatResponse]:
-        """Answer ``requests`` in one decoding pass (blocking). Per-row errors become ``error`` responses.
-
-        ``prompts``: the requests' token ids being encoded elsewhere (:meth:`complete` encodes each request
-        in a thread of its own as it arrives, so tokenising overlaps the passes before it)."""
+        """Answer ``requests`` in one running batch that nothing else joins (blocking). Per-row errors become
+        ``error`` responses. ``prompts``: the requests' token ids when they are being encoded elsewhere."""
+        futures = prompts or [_done(self.encode, r) for r in requests]
+        replies: dict[int, ChatResponse] = {}
+        pendings = [_Pending(r, None, f) for r, f in zip(requests, futures, strict=True)]
         with self._lock:  # one pass at a time: the model and the prefix cache are not thread-safe
-            return self._generate_batch(requests, prompts)
+            self._run(pendings, answer=lambda pending, reply: replies.__setitem__(id(pending), reply))
+        return [replies.get(id(p), ChatResponse(error="internal: no result")) for p in pendings]
 
-    def _generate_batch(
-        self, requests: list[ChatRequest], prompts: list[Future[list[int]]] | None
-    ) -> list[ChatResponse]:
-        started = time.perf_counter()
-        results: list[ChatResponse | None] = [None] * len(requests)
-        rows: list[tuple[int, list[int], int]] = []
-        for i, request in enumerate(requests):
+    def _rows(self, pendings: list[_Pending], answer: Answer | None = None) -> list[Row]:
+        """The rows of ``pendings``; a request that cannot be decoded (its chat template fails, its prompt
+        fills the context) is answered at once with an error."""
+        answer = answer or self._deliver
+        rows: list[Row] = []
+        for pending in pendings:
             try:
-                prompt = self.encode(request) if prompts is None else prompts[i].result()
+                prompt = pending.prompt.result()
             except Exception as exc:
-                results[i] = ChatResponse(error=f"chat template failed: {type(exc).__name__}: {exc}"[:1000])
+                error = f"chat template failed: {type(exc).__name__}: {exc}"[:1000]
+                answer(pending, ChatResponse(error=error))
                 continue
             room = self.context_length - len(prompt)
             if room <= 0:
-                results[i] = ChatResponse(
-                    prompt_token_ids=tuple(prompt),
-                    error=f"prompt has {len(prompt)} tokens; the model's context is {self.context_length} "
-                    "(shorten the history: harness history_window)",
+                error = (
+                    f"prompt has {len(prompt)} tokens; the model's context is {self.context_length} "
+                    "(shorten the history: harness history_window)"
                 )
+                answer(pending, ChatResponse(prompt_token_ids=tuple(prompt), error=error))
                 continue
-            rows.append((i, prompt, min(request.sampling.max_tokens, room)))
-        if rows:
-            decoded = self._decode(
-                [p for _, p, _ in rows], [requests[i] for i, _, _ in rows], [m for *_, m in rows]
-            )
-            for (i, prompt, _), (ids, logprobs) in zip(rows, decoded, strict=True):
-                results[i] = self._response(requests[i], prompt, ids, logprobs)
+            max_new = min(pending.request.sampling.max_tokens, room)
+            rows.append(Row.of(pending.request, prompt, max_new, pending))
+        self.stats.requests += len(pendings)
+        self.stats.sizes.append(len(pendings))
         self.stats.batches += 1
-        self.stats.requests += len(requests)
-        self.stats.max_batch = max(self.stats.max_batch, len(requests))
-        self.stats.sizes.append(len(requests))
-        self.stats.model_seconds += time.perf_counter() - started
-        return [r if r is not None else ChatResponse(error="internal: no result") for r in results]
+        return rows
 
-    def _response(
-        self, request: ChatRequest, prompt: list[int], ids: list[int], logprobs: list[float]
-    ) -> ChatResponse:
-        content = ids[:-1] if ids and ids[-1] in self.stop_ids else ids
-        text = self.tokenizer.decode(content, skip_special_tokens=True)
+    def _run(
+        self,
+        pendings: list[_Pending],
+        answer: Answer | None = None,
+        admit: Callable[[int], list[Row]] | None = None,
+    ) -> None:
+        """Decode ``pendings`` (and the rows ``admit`` lets join) as one running batch, answering each
+        request as its reply ends; a failing pass answers every request still in it with the error."""
+        answer = answer or self._deliver
+        started = time.perf_counter()
+        rows = self._rows(pendings, answer)
+        batch = RunningBatch(
+            self.reader,
+            self.tokenizer,
+            self.stop_ids,
+            self._forward,
+            self._step_mask,
+            self.device,
+            finish=lambda row: answer(row.tag, self._response(row)),
+            admit=admit,
+            loop_span=self.loop_span,
+        )
+        try:
+            if rows:
+                batch.run(rows)
+        except Exception as exc:  # a failing pass is recorded by every episode in it
+            error = ChatResponse(error=f"hf backend: {type(exc).__name__}: {exc}"[:1000])
+            for row in batch.active or rows:
+                answer(row.tag, error)
+        self.stats.max_batch = max(self.stats.max_batch, batch.widest, len(pendings))
+        self.stats.prefill_seconds += batch.prefill_seconds
+        self.stats.model_seconds += time.perf_counter() - started
+
+    def _response(self, row: Row) -> ChatResponse:
+        ids = row.ids
+        text = self.tokenizer.decode(
+            ids[:-1] if ids and ids[-1] in self.stop_ids else ids, skip_special_tokens=True
+        )
         return ChatResponse(
             text=text,
-            tool_calls=parse_text_tool_calls(text) if request.tools else (),
-            prompt_token_ids=tuple(prompt),
+            tool_calls=parse_text_tool_calls(text) if row.request.tools else (),
+            prompt_token_ids=tuple(row.prompt),
             completion_token_ids=tuple(ids),
-            logprobs=tuple(logprobs),
+            logprobs=tuple(row.logprobs),
         )
-
-    def _decode(
-        self, prompts: list[list[int]], requests: list[ChatRequest], max_new: list[int]
-    ) -> list[tuple[list[int], list[float]]]:
-        import torch
-
-        n = len(prompts)
-        temps = torch.tensor([r.sampling.temperature for r in requests], dtype=torch.float32)
-        greedy = temps == 0
-        scale = torch.where(greedy, torch.ones_like(temps), temps)[:, None]
-        generators = [torch.Generator().manual_seed(r.seed & 0x7FFF_FFFF_FFFF_FFFF) for r in requests]
-        out_ids: list[list[int]] = [[] for _ in range(n)]
-        out_lp: list[list[float]] = [[] for _ in range(n)]
-        scans = [0] * n  # constrained rows: scans for viable tokens so far
-        with torch.inference_mode():
-            started = time.perf_counter()
-            cache, mask, logits = self.reader.read(prompts, max(max_new))
-            self.stats.prefill_seconds += time.perf_counter() - started
-            active = list(range(n))
-            positions = torch.tensor([len(p) for p in prompts], dtype=torch.long)
-            while True:
-                rows = torch.tensor(active)
-                logp = torch.log_softmax(logits.float().cpu() / scale[rows], dim=-1)
-                chosen = logp.argmax(-1)
-                finished: list[int] = []
-                for r, i in enumerate(active):
-                    if not greedy[i]:
-                        chosen[r] = sample_token(logp[r], requests[i].sampling.top_p, generators[i])
-                    constraint = requests[i].constraint
-                    if constraint is not None:
-                        chosen[r] = constrained_token(
-                            self.tokenizer,
-                            self.stop_ids,
-                            constraint,
-                            out_ids[i],
-                            logp[r],
-                            int(chosen[r]),
-                            requests[i],
-                            generators[i],
-                            scans,
-                            i,
-                        )
-                    token = int(chosen[r])
-                    out_ids[i].append(token)
-                    out_lp[i].append(float(logp[r, token]))
-                    if token in self.stop_ids or len(out_ids[i]) >= max_new[i]:
-                        finished.append(r)
-                if finished:
-                    for r in finished:  # keep what the model read (prompt + reply but the last token)
-                        i = active[r]
-                        self.reader.remember(prompts[i], out_ids[i][:-1], cache, r, i, mask[r])
-                    keep = [r for r in range(len(active)) if r not in set(finished)]
-                    if not keep:
-                        break
-                    index = torch.tensor(keep)
-                    cache.batch_select_indices(index.to(self.device))
-                    mask, chosen, positions = mask[index], chosen[index], positions[index]
-                    active = [active[r] for r in keep]
-                mask = torch.cat([mask, torch.ones((len(active), 1), dtype=torch.long)], dim=1)
-                out = self._forward(chosen[:, None], self._step_mask(mask), positions[:, None], cache)
-                cache, logits = cache_of(out), out.logits[:, -1, :]
-                positions = positions + 1
-        return list(zip(out_ids, out_lp, strict=True))
 
     def _step_mask(self, mask: Any) -> Any:
         """The attention mask of one decoding step. With SDPA attention, the 4-D boolean mask that

@@ -174,6 +174,33 @@ def stack_rows(rows: list[KV], width: int, config: Any, room: int = 0) -> Any:
     return cache
 
 
+def merge_batches(first: Any, first_mask: Any, second: Any, second_mask: Any, config: Any) -> tuple[Any, Any]:
+    """``(cache, mask)`` of two batch caches stacked (the first's rows, then the second's), each left-padded
+    to the longer one, with the room of the roomier (their preallocated buffers past the cached length)."""
+    import torch
+    from transformers import DynamicCache
+
+    width = max(first_mask.shape[1], second_mask.shape[1])
+    masks = [torch.nn.functional.pad(m, (width - m.shape[1], 0)) for m in (first_mask, second_mask)]
+    room = max(_room(layer) for c in (first, second) for layer in c.layers)
+    rows = first_mask.shape[0] + second_mask.shape[0]
+    cache = DynamicCache(config=config)
+    for index, (a, b) in enumerate(zip(first.layers, second.layers, strict=True)):
+        keys = a.keys.new_zeros((rows, a.keys.shape[1], width + room, a.keys.shape[-1]))
+        values = torch.zeros_like(keys)
+        for start, layer in ((0, a), (a.keys.shape[0], b)):
+            n, length = layer.keys.shape[0], layer.keys.shape[2]
+            keys[start : start + n, :, width - length : width] = layer.keys
+            values[start : start + n, :, width - length : width] = layer.values
+        cache.layers[index] = preallocated_layer(keys, values, width)
+    return cache, torch.cat(masks)
+
+
+def _room(layer: Any) -> int:
+    buffers = getattr(layer, "buffers", None)
+    return 0 if buffers is None else int(buffers[0].shape[2] - layer.length)
+
+
 def chunk_rows(shapes: list[tuple[int, int]], budget: int) -> list[list[int]]:
     """Group rows ``(reused, new tokens)`` so that rows x new x (reused + new) stays within ``budget``."""
     chunks: list[list[int]] = []
@@ -215,6 +242,7 @@ class PromptReader:
         import torch
 
         if not self.reuse:  # a model with its own cache layout: one padded pass
+            self.extends = [None] * len(prompts)
             full, width = self._compact_mask(prompts)
             ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
             for r, p in enumerate(prompts):
@@ -287,18 +315,14 @@ class PromptReader:
         out = self.forward(ids, mask, positions, cache)
         return cache_of(out), mask, out.logits[:, -1, :]
 
-    def remember(
-        self, prompt: list[int], reply: list[int], cache: Any, row: int, index: int, mask: Any
-    ) -> None:
-        """Store the cache of batch row ``row`` (``prompt`` and ``reply``: the positions ``mask``, the row's
-        attention mask, marks); ``index`` (the prompt's place in the last :meth:`read`) retires the entry
-        the prompt continued."""
-        if self.prefix is None:
-            return
-        n = len(prompt) + len(reply)
-        valid = mask.bool().to(self.device)
-        kv = [
-            (layer.keys[row][:, valid][:, -n:], layer.values[row][:, valid][:, -n:]) for layer in cache.layers
-        ]
-        replaces = self.extends[index] if index < len(self.extends) else None
-        self.prefix.store(prompt + reply, kv, len(prompt), replaces)
+    def remember(self, prompt: list[int], reply: list[int], kv: KV, replaces: int | None) -> None:
+        """Store ``kv``, the cache of ``prompt`` and ``reply`` (:func:`row_kv`); ``replaces`` (an entry of
+        :attr:`extends`) retires the entry the prompt continued."""
+        if self.prefix is not None:
+            self.prefix.store(prompt + reply, kv, len(prompt), replaces)
+
+
+def row_kv(cache: Any, row: int, mask: Any, device: str) -> KV:
+    """The keys/values of batch row ``row`` at the positions its attention mask ``mask`` keeps, in order."""
+    valid = mask.bool().to(device)
+    return [(layer.keys[row][:, valid], layer.values[row][:, valid]) for layer in cache.layers]

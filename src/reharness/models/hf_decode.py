@@ -1,0 +1,206 @@
+"""The hf backend's decoding loop: a running batch that rows leave as they finish and requests join.
+
+Why: the replies of one batch differ a lot in length. In the runs of the tiny agents a reply is about a
+dozen tokens, yet now and then one runs to its whole budget (512 tokens): in a batch of 40 household
+replies the longest is on average 3.2 times the mean, in shop 4.9 times. A batch decoded as a unit keeps
+every episode of it waiting for its longest reply, and the requests that arrive meanwhile wait for the
+whole batch. Here (continuous batching, as in vLLM or TGI) a row that finishes is answered at once, and
+requests waiting in the backend's inbox join the running batch: the rows still decoding are read again
+as continuations of their own caches (one new token each: the token just chosen), together with the
+newcomers' prompts, in one pass whose cache becomes the batch's (:meth:`PromptReader.read` with
+``known`` caches). Rows join when at least as many requests wait as rows run, so the copy a join costs
+(the running rows' caches) is at most the size of the batch it builds.
+
+Token choice stays per row (each request's own generator, :mod:`reharness.models.hf_sampling`), so which
+rows share a pass changes tensor shapes only (the residual nondeterminism the backend documents).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reharness.core.types import ChatRequest
+from reharness.models.hf_cache import PromptReader, cache_of, merge_batches, row_kv
+from reharness.models.hf_sampling import constrained_token, sample_token
+
+
+@dataclass(eq=False)
+class Row:
+    """One request being decoded: its prompt ids, reply budget, generator and the reply so far."""
+
+    request: ChatRequest
+    prompt: list[int]
+    max_new: int
+    generator: Any  # torch.Generator seeded with the request's seed
+    tag: Any = None  # the caller's handle (an index, a pending request)
+    extends: int | None = None  # the prefix-cache entry the prompt continues (retired when this is stored)
+    ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    scans: list[int] = field(default_factory=lambda: [0])  # constrained rows: scans for viable tokens
+
+    @classmethod
+    def of(cls, request: ChatRequest, prompt: list[int], max_new: int, tag: Any = None) -> Row:
+        import torch
+
+        generator = torch.Generator().manual_seed(request.seed & 0x7FFF_FFFF_FFFF_FFFF)
+        return cls(request, prompt, max_new, generator, tag)
+
+    @property
+    def room(self) -> int:
+        return self.max_new - len(self.ids)
+
+
+#: Room for the reply a read leaves in each row's cache; a longer reply grows it (the buffers double), so the
+#: copies a batch makes (a finished row leaving, rows joining) do not carry a whole reply budget of room.
+REPLY_ROOM = 32
+
+#: A reply whose last ``loop_span`` tokens repeat with a period of at most this many tokens is in a loop.
+LOOP_PERIOD = 32
+
+
+def in_loop(ids: list[int], span: int) -> bool:
+    """Whether the reply ``ids`` ends in a loop: its last ``span + p`` tokens repeat one span of ``p <=
+    LOOP_PERIOD`` tokens (with ``span`` 64: a 4-token phrase 17 times, a 32-token sentence 3 times).
+
+    Why: small models fall into such loops (the tiny agents: about 70 % of the tokens they generate in shop
+    and db, replies that run to the 512-token budget repeating "easy to carry"), and every later prompt of
+    the episode carries the loop too. The reply is cut where the loop is recognised, as a budget cut would;
+    ``span`` 0 turns this off. Checked every 8 tokens, so it costs a few list comparisons per row."""
+    n = len(ids)
+    if span <= 0 or n < span + 1 or n % 8:
+        return False
+    tail = ids[-span:]
+    return any(ids[n - span - p : n - p] == tail for p in range(1, min(LOOP_PERIOD, n - span) + 1))
+
+
+Step = Callable[[Any, Any, Any, Any], Any]  # (ids, step mask, positions, cache) -> model output
+
+
+class RunningBatch:
+    """Decodes rows together until all have finished (an end-of-turn token, the reply budget, or a loop:
+    :func:`in_loop`), calling ``finish(row)`` as each one does and ``admit(running)`` (the number of rows
+    still decoding) after each step for rows that join."""
+
+    def __init__(
+        self,
+        reader: PromptReader,
+        tokenizer: Any,
+        stop_ids: set[int],
+        step: Step,
+        step_mask: Callable[[Any], Any],
+        device: str,
+        finish: Callable[[Row], None],
+        admit: Callable[[int], list[Row]] | None = None,
+        loop_span: int = 0,
+    ) -> None:
+        self.reader, self.tokenizer, self.stop_ids = reader, tokenizer, stop_ids
+        self.step, self.step_mask, self.device = step, step_mask, device
+        self.finish, self.admit = finish, admit
+        self.config = reader.config
+        self.loop_span = loop_span  # a reply that ends in a loop this long is cut (:func:`in_loop`; 0: never)
+        self.active: list[Row] = []
+        self.prefill_seconds = 0.0
+        self.widest = 0  # most rows decoded together
+
+    def run(self, rows: list[Row]) -> None:
+        import torch
+
+        with torch.inference_mode():
+            cache, mask, logits = self._read(rows)
+            self.active = rows
+            while self.active:
+                chosen = self._choose(logits)
+                kept = [
+                    r for r, row in enumerate(self.active) if not self._done(r, row, chosen[r], cache, mask)
+                ]
+                if kept:
+                    if len(kept) < len(self.active):
+                        index = torch.tensor(kept)
+                        cache.batch_select_indices(index.to(self.device))
+                        mask, chosen = mask[index], chosen[index]
+                        self.active = [self.active[r] for r in kept]
+                    mask = torch.cat([mask, torch.ones((len(self.active), 1), dtype=torch.long)], dim=1)
+                    positions = torch.tensor([[self._read_so_far(row)] for row in self.active])
+                    out = self.step(chosen[:, None], self.step_mask(mask), positions, cache)
+                    cache, logits = cache_of(out), out.logits[:, -1, :]
+                else:
+                    self.active = []
+                joining = self.admit(len(self.active)) if self.admit is not None and self.reader.reuse else []
+                if joining:  # the newcomers' prompts are read apart, then their rows join the running ones
+                    new_cache, new_mask, new_logits = self._read(joining)
+                    if self.active:
+                        cache, mask = merge_batches(cache, mask, new_cache, new_mask, self.config)
+                        logits = torch.cat([logits, new_logits])
+                    else:
+                        cache, mask, logits = new_cache, new_mask, new_logits
+                    self.active = self.active + joining
+                    self.widest = max(self.widest, len(self.active))
+        self.active = []
+
+    @staticmethod
+    def _read_so_far(row: Row) -> int:
+        """Tokens of ``row`` the model has read: its prompt and its reply but the last token."""
+        return len(row.prompt) + len(row.ids) - 1
+
+    def _read(self, rows: list[Row]) -> tuple[Any, Any, Any]:
+        """Read the prompts of ``rows`` (with room for their replies) into a batch cache."""
+        import time
+
+        started = time.perf_counter()
+        cache, mask, logits = self.reader.read(
+            [row.prompt for row in rows], min(REPLY_ROOM, max(r.room for r in rows))
+        )
+        for row, extends in zip(rows, self.reader.extends, strict=True):
+            row.extends = extends
+        self.widest = max(self.widest, len(rows))
+        self.prefill_seconds += time.perf_counter() - started
+        return cache, mask, logits
+
+    def _choose(self, logits: Any) -> Any:
+        """Each active row's next token (greedy, or sampled with the row's generator; constrained rows
+        redraw until viable); records each token's log-probability."""
+        import torch
+
+        temps = torch.tensor([row.request.sampling.temperature for row in self.active], dtype=torch.float32)
+        scale = torch.where(temps == 0, torch.ones_like(temps), temps)[:, None]
+        logp = torch.log_softmax(logits.float().cpu() / scale, dim=-1)
+        chosen = logp.argmax(-1)
+        for r, row in enumerate(self.active):
+            sampling = row.request.sampling
+            if sampling.temperature != 0:
+                chosen[r] = sample_token(logp[r], sampling.top_p, row.generator)
+            if row.request.constraint is not None:
+                chosen[r] = constrained_token(
+                    self.tokenizer,
+                    self.stop_ids,
+                    row.request.constraint,
+                    row.ids,
+                    logp[r],
+                    int(chosen[r]),
+                    row.request,
+                    row.generator,
+                    row.scans,
+                    0,
+                )
+            row.logprobs.append(float(logp[r, int(chosen[r])]))
+            row.ids.append(int(chosen[r]))
+        return chosen
+
+    def _done(self, r: int, row: Row, token: Any, cache: Any, mask: Any) -> bool:
+        """Whether ``row`` (batch row ``r``) has finished with ``token``; a finished row's cache (what the
+        model read: the prompt and the reply but its last token) goes to the prefix cache and its reply to
+        ``finish``."""
+        if (
+            int(token) not in self.stop_ids
+            and len(row.ids) < row.max_new
+            and not in_loop(row.ids, self.loop_span)
+        ):
+            return False
+        if self.reader.prefix is not None:
+            n = self._read_so_far(row)
+            kv = [(k[:, -n:], v[:, -n:]) for k, v in row_kv(cache, r, mask[r], self.device)]
+            self.reader.remember(row.prompt, row.ids[:-1], kv, row.extends)
+        self.finish(row)
+        return True

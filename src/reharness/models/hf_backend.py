@@ -332,6 +332,10 @@ class HFBackend(Agent):
         if engine is not None:
             await asyncio.to_thread(engine.join)
         self._engine = None
+        with self._inbox_ready:  # requests that came in as it closed are answered, not left waiting
+            closed = ChatResponse(error="hf backend: closed before this request was decoded")
+            for pending in self._take_inbox(len(self._inbox)):
+                self._deliver(pending, closed)
         if self._encoder is not None:
             self._encoder.shutdown(wait=True)
         self._encoder = None

@@ -9,7 +9,7 @@ prompt). Rows are read in chunks whose attention-score matrices stay under a bud
 for the reply, so decoding writes each token in place instead of copying the whole cache. A read that
 fits one chunk — the usual case: each episode's next step, a few dozen new tokens after a long cached
 prefix — skips the reassembly: its pass runs on buffers that already have the room, and decoding continues
-in them (``benchmarks/bench_decoding.py`` measures the two paths side by side).
+in them (``benchmarks/bench_decoding.py --arms general,in-place`` measures the two paths side by side).
 
 All of this needs the standard per-layer cache of transformers (``DynamicLayer``: Llama, Qwen, Mistral
 without sliding windows, …); other models are read in one padded pass without reuse

@@ -261,8 +261,9 @@ class HFBackend(Agent):
 
     def _serve(self) -> None:
         """The model thread: take the requests that arrive within ``batch_window_s`` of each other (at most
-        ``max_wait_s`` after the first, at most ``max_batch_size``) and decode them as a running batch that
-        later requests join (:mod:`reharness.models.hf_decode`)."""
+        ``max_wait_s`` after the first, at most ``max_batch_size``) and decode them together
+        (:mod:`reharness.models.hf_decode`): as a unit answered when its longest reply ends, or with
+        ``running_batches`` as a batch that answers each reply as it ends and that later requests join."""
         while True:
             with self._inbox_ready:
                 while not self._inbox and not self._stopping:

@@ -111,6 +111,27 @@ async def test_requests_join_a_running_batch_and_short_replies_return_first(mode
     assert (await backend.complete(shorts[0])).completion_token_ids == alone[1].completion_token_ids
 
 
+async def test_a_failing_pass_answers_every_request_in_it_joining_ones_too(model_dir: Path) -> None:
+    """A tokenizer with a token the model has no embedding for (a real misconfiguration) makes the pass that
+    reads it fail: the request decoding and the one joining it both get the error, nobody is left waiting,
+    and the backend serves the next request."""
+    backend = HFBackend(model_dir, running_batches=True, loop_span=0)
+    backend.tokenizer.add_tokens(["zzpoisonzz"])
+    assert backend.tokenizer.convert_tokens_to_ids("zzpoisonzz") >= backend.model.config.vocab_size
+    long = request(0, max_tokens=120)
+    poison = request(1).model_copy(update={"messages": (Message(role="user", content="zzpoisonzz"),)})
+    running = asyncio.create_task(backend.complete(long))
+    await asyncio.sleep(0.05)
+    failed = await asyncio.wait_for(backend.complete(poison), 30)
+    first = await asyncio.wait_for(running, 30)
+    assert failed.error is not None and "IndexError" in failed.error
+    assert first.error == failed.error  # the running request was in the failing pass
+    assert backend.stats.joins >= 1
+    assert (await backend.complete(request(2, max_tokens=4))).error is None
+    alone = backend.generate_batch([request(3, max_tokens=4), poison])
+    assert [r.error is not None for r in alone] == [True, True]  # one pass: both rows fail together
+
+
 def test_in_loop_recognises_a_repeating_tail_only() -> None:
     from reharness.models.hf_decode import in_loop
 

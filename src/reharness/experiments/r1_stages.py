@@ -334,9 +334,12 @@ class Evaluator:
         written = await asyncio.gather(*(self.propose(m, packet, seed) for m in patching))
         proposals = dict(zip(patching, written, strict=True))
         measured = await evaluate_candidates(
-            [Candidate.of(m, p) for m, p in proposals.items()], base, self.agent(env), self.out / "runs",
+            [Candidate.of(m, p) for m, p in proposals.items()],
+            base,
+            self.agent(env),
+            self.out / "runs",
             evidence=packet.leakage_evidence(),
-        )  # fmt: skip
+        )
         results = {r.candidate_id: r for r in measured}
         records = []
         for method in methods:

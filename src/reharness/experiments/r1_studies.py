@@ -162,7 +162,7 @@ async def _ablation(ev: Evaluator, records: list[dict[str, Any]], path: Path) ->
                 "env": record["env"],
                 "point": point,
                 "successes": patched_successes(base, result.rescued, result.broken),
-            }  # fmt: skip
+            }
             for point, result in zip(points, results, strict=True)
         ]
 

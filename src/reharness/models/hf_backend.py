@@ -276,6 +276,8 @@ class HFBackend(Agent):
                     if timeout <= 0 or not self._inbox_ready.wait(timeout) or len(self._inbox) == waiting:
                         break
                 batch = self._take_inbox(self.max_batch_size)
+            if not batch:  # every caller in it gave up waiting
+                continue
             try:
                 with self._lock:
                     if self.running_batches:
@@ -359,11 +361,11 @@ class HFBackend(Agent):
         """Answer ``requests`` in one running batch that nothing else joins (blocking). Per-row errors become
         ``error`` responses. ``prompts``: the requests' token ids when they are being encoded elsewhere."""
         futures = prompts or [_done(self.encode, r) for r in requests]
-        replies: dict[int, ChatResponse] = {}
+        replies: dict[_Pending, ChatResponse] = {}
         pendings = [_Pending(r, None, f) for r, f in zip(requests, futures, strict=True)]
         with self._lock:  # one pass at a time: the model and the prefix cache are not thread-safe
-            self._run(pendings, answer=lambda pending, reply: replies.__setitem__(id(pending), reply))
-        return [replies.get(id(p), ChatResponse(error="internal: no result")) for p in pendings]
+            self._run(pendings, answer=replies.__setitem__)
+        return [replies.get(p, ChatResponse(error="internal: no result")) for p in pendings]
 
     def _rows(self, pendings: list[_Pending], answer: Answer | None = None) -> list[Row]:
         """The rows of ``pendings``; a request that cannot be decoded (its chat template fails, its prompt
@@ -419,7 +421,7 @@ class HFBackend(Agent):
                 batch.run(rows)
         except Exception as exc:  # a failing pass is recorded by every episode in it
             error = ChatResponse(error=f"hf backend: {type(exc).__name__}: {exc}"[:1000])
-            for row in batch.active or rows:
+            for row in batch.unfinished:
                 answer(row.tag, error)
         self.stats.max_batch = max(self.stats.max_batch, batch.widest, len(pendings))
         self.stats.prefill_seconds += batch.prefill_seconds

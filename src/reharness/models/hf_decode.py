@@ -45,7 +45,7 @@ class Row:
     extends: int | None = None  # the prefix-cache entry the prompt continues (retired when this is stored)
     ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
-    scans: list[int] = field(default_factory=lambda: [0])  # constrained rows: scans for viable tokens
+    scans: int = 0  # constrained rows: scans for viable tokens so far
 
     @classmethod
     def of(cls, request: ChatRequest, prompt: list[int], max_new: int, tag: Any = None) -> Row:
@@ -105,15 +105,16 @@ class RunningBatch:
         self.reader, self.tokenizer, self.stop_ids = reader, tokenizer, stop_ids
         self.step, self.step_mask, self.device = step, step_mask, device
         self.finish, self.admit = finish, admit
-        self.config = reader.config
         self.loop_span = loop_span  # a reply that ends in a loop this long is cut (:func:`in_loop`; 0: never)
-        self.active: list[Row] = []
+        self.active: list[Row] = []  # the rows of the batch cache, in its order
+        self.unfinished: list[Row] = []  # every row taken in whose reply has not ended (joining ones too)
         self.prefill_seconds = 0.0
         self.widest = 0  # most rows decoded together
 
     def run(self, rows: list[Row]) -> None:
         import torch
 
+        self.unfinished = list(rows)
         with torch.inference_mode():
             cache, mask, logits = self._read(rows)
             self.active = rows
@@ -136,9 +137,10 @@ class RunningBatch:
                     self.active = []
                 joining = self.admit(len(self.active)) if self.admit is not None and self.reader.reuse else []
                 if joining:  # the newcomers' prompts are read apart, then their rows join the running ones
+                    self.unfinished += joining
                     new_cache, new_mask, new_logits = self._read(joining)
                     if self.active:
-                        cache, mask = merge_batches(cache, mask, new_cache, new_mask, self.config)
+                        cache, mask = merge_batches(cache, mask, new_cache, new_mask, self.reader.config)
                         logits = torch.cat([logits, new_logits])
                     else:
                         cache, mask, logits = new_cache, new_mask, new_logits
@@ -179,7 +181,7 @@ class RunningBatch:
             if sampling.temperature != 0:
                 chosen[r] = sample_token(logp[r], sampling.top_p, row.generator)
             if row.request.constraint is not None:
-                chosen[r] = constrained_token(
+                chosen[r], row.scans = constrained_token(
                     self.tokenizer,
                     self.stop_ids,
                     row.request.constraint,
@@ -189,7 +191,6 @@ class RunningBatch:
                     row.request,
                     row.generator,
                     row.scans,
-                    0,
                 )
             row.logprobs.append(float(logp[r, int(chosen[r])]))
             row.ids.append(int(chosen[r]))
@@ -209,5 +210,6 @@ class RunningBatch:
             n = self._read_so_far(row)
             kv = [(k[:, -n:], v[:, -n:]) for k, v in row_kv(cache, r, mask[r], self.device)]
             self.reader.remember(row.prompt, row.ids[:-1], kv, row.extends)
+        self.unfinished.remove(row)
         self.finish(row)
         return True

@@ -33,17 +33,16 @@ def constrained_token(
     token: int,
     request: ChatRequest,
     generator: Any,
-    scans: list[int],
-    row: int,
-) -> int:
-    """``token`` if it keeps the reply ``viable`` (a stop token must end a complete reply); otherwise a
-    draw, with the row's generator, among the ``CONSTRAINT_KEEP`` most likely viable tokens of the
-    ``CONSTRAINT_SCAN`` most likely ones (renormalised; greedy: the most likely viable one), the scan
-    stopping early once the tokens scanned carry ``CONSTRAINT_MASS`` of the probability. Without any
-    viable token, or after ``CONSTRAINT_MAX_SCANS`` scans of the row (``scans[row]``), the reply ends
-    here (a stop token): it cannot become valid, or it keeps fighting the grammar, and scanning at
-    every token up to the reply budget stalled sampled GRPO steps for minutes. All of it is
-    deterministic, so constrained decoding stays seeded."""
+    scans: int,
+) -> tuple[int, int]:
+    """``(token, scans)``. ``token`` if it keeps the reply ``viable`` (a stop token must end a complete
+    reply); otherwise a draw, with the row's generator, among the ``CONSTRAINT_KEEP`` most likely viable
+    tokens of the ``CONSTRAINT_SCAN`` most likely ones (renormalised; greedy: the most likely viable one),
+    the scan stopping early once the tokens scanned carry ``CONSTRAINT_MASS`` of the probability. Without
+    any viable token, or after ``CONSTRAINT_MAX_SCANS`` scans of the reply (``scans`` so far; returned
+    counting this one), the reply ends here (a stop token): it cannot become valid, or it keeps fighting
+    the grammar, and scanning at every token up to the reply budget stalled sampled GRPO steps for
+    minutes. All of it is deterministic, so constrained decoding stays seeded."""
     import torch
 
     def ok(candidate: int) -> bool:
@@ -52,10 +51,9 @@ def constrained_token(
         return viable(text, stop)
 
     if ok(token):
-        return token
-    if scans[row] >= CONSTRAINT_MAX_SCANS:
-        return min(stop_ids)
-    scans[row] += 1
+        return token, scans
+    if scans >= CONSTRAINT_MAX_SCANS:
+        return min(stop_ids), scans
     keep: list[int] = []
     mass = 0.0
     for c in torch.argsort(logp, descending=True)[:CONSTRAINT_SCAN].tolist():
@@ -67,12 +65,12 @@ def constrained_token(
         if keep and mass >= CONSTRAINT_MASS:
             break
     if not keep:
-        return min(stop_ids)
+        return min(stop_ids), scans + 1
     if request.sampling.temperature == 0:
-        return keep[0]
+        return keep[0], scans + 1
     masked = torch.full_like(logp, float("-inf"))
     masked[keep] = logp[keep]
-    return int(sample_token(torch.log_softmax(masked, dim=-1), request.sampling.top_p, generator))
+    return int(sample_token(torch.log_softmax(masked, dim=-1), request.sampling.top_p, generator)), scans + 1
 
 
 def sample_token(logp: Any, top_p: float, generator: Any) -> Any:

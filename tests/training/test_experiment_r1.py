@@ -19,7 +19,7 @@ MICRO = [
     "--sft-steps", "40", "--grpo-steps", "1", "--k", "2", "--max-new-tokens", "32",
     "--max-prompt-chars", "400", "--temperature", "0",
     "--transfer-agent", "clumsy-m", "--generalisation-seeds", "1", "--heldout-n", "8",
-    "--grpo-temperature", "1.0", "--packets-per-step", "2", "--grpo-constrain",
+    "--grpo-temperature", "1.0", "--packets-per-step", "2",
 ]  # fmt: skip
 
 
@@ -55,7 +55,7 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
     grpo = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())["config"]
     assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO
-    assert grpo["constrain"] is True
+    assert grpo["constrain"] is True and grpo["packets"] == "contested"  # the defaults
     records = (tmp_path / "eval.jsonl").read_text().splitlines()
     assert len(records) == len(METHODS)
     used = calls[0]
@@ -87,3 +87,13 @@ def test_resuming_refuses_other_training_options_but_not_scheduling_ones(tmp_pat
     old = {k: v for k, v in first.model_dump(mode="json").items() if k != "batch_concurrency"}
     (tmp_path / "r1_config.json").write_text(json.dumps(old), "utf-8")  # written before the option existed
     _check_same_experiment(tmp_path, first.model_copy(update={"batch_concurrency": 2}))
+
+
+def test_r1_grpo_defaults_sample_under_the_grammar_at_1_2_from_contested_packets() -> None:
+    from reharness.experiments.r1 import R1Config
+
+    config = R1Config(envs=["household"])
+    assert (config.grpo_constrain, config.grpo_temperature, config.grpo_packets) == (True, 1.2, "contested")
+    assert R1Config(envs=["household"], grpo_constrain=False).grpo_temperature == 0.7
+    assert R1Config(envs=["household"], language="hooks").grpo_temperature == 0.7  # no grammar for hooks
+    assert R1Config(envs=["household"], grpo_temperature=0.9).grpo_temperature == 0.9

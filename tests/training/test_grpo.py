@@ -143,3 +143,36 @@ def test_constrained_grpo_samples_only_programs_that_compile(
     with pytest.raises(ConfigError, match="repair-program engineer") as err:
         run_grpo(GRPOStageConfig(**(values | {"sft": str(hooks), "out": str(tmp_path / "h")})))
     assert "--language program" in str(err.value.hint)
+
+
+def test_the_contested_stream_keeps_packets_whose_teacher_candidates_scored_differently(
+    micro_data: Path, tmp_path: Path
+) -> None:
+    from reharness.training.data import RECORDS, contested
+    from reharness.training.grpo import train_rows
+
+    records = read_records(micro_data)
+    train = [i for i, r in enumerate(records) if r["split"] == "train" and r.get("packet")]
+    assert len(train) >= 2
+    same = [{"status": "ok", "valid": True, "delta": 0.1}] * 3  # every repair scores the same
+    apart = [{"status": "ok", "valid": True, "delta": 0.2}, {"status": "invalid", "valid": False, "delta": 0}]
+    for n, i in enumerate(train):
+        records[i] = records[i] | {"teacher": {"candidates": apart if n == 0 else same}}
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / RECORDS).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    def rows(packets: str) -> list[dict[str, Any]]:
+        return train_rows(GRPOStageConfig(data=str(data), sft="s", out="o", packets=packets))  # type: ignore[arg-type]
+
+    assert [r["packet_id"] for r in rows("contested")] == [records[train[0]]["packet_id"]]
+    assert len(rows("all")) == len(train)
+    assert not contested(records[train[1]]) and contested(records[train[0]])
+    harmful = [{"status": "ok", "delta": 0.0}, {"status": "ok", "delta": -0.1}]
+    assert contested({"teacher": {"candidates": harmful}})
+    # no contested packet at all: the stream keeps every packet rather than train on nothing
+    records[train[0]] = records[train[0]] | {"teacher": {"candidates": same}}
+    (data / RECORDS).write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert len(rows("contested")) == len(train)
+    with pytest.raises(ConfigError, match="packets"):
+        GRPOStageConfig.build(data="d", sft="s", out="o", packets="some")

@@ -81,7 +81,7 @@ def r1(
         float | None,
         typer.Option(
             help="Sampling temperature of the GRPO rollouts (higher: more varied groups; 1.2 "
-            "with --grpo-constrain, else 0.7)."
+            "under the grammar, 0.7 with --no-grpo-constrain)."
         ),
     ] = None,
     packets_per_step: Annotated[
@@ -92,8 +92,18 @@ def r1(
     ] = 1e-5,
     grpo_constrain: Annotated[
         bool,
-        typer.Option("--grpo-constrain", help="GRPO samples program replies under the grammar mask too."),
-    ] = False,
+        typer.Option(
+            "--grpo-constrain/--no-grpo-constrain",
+            help="GRPO samples program replies under the grammar mask too (default on).",
+        ),
+    ] = True,
+    grpo_packets: Annotated[
+        str,
+        typer.Option(
+            help="GRPO packet stream: contested (train packets whose teacher candidates scored "
+            "differently) or all."
+        ),
+    ] = "contested",
     transfer_agent: Annotated[
         str | None, typer.Option(help="Unseen target for the transfer study, e.g. tiny:{env}-M.")
     ] = None,
@@ -124,7 +134,7 @@ def r1(
         language=language, per_packet=per_packet, packet_views=packet_views,
         resample_invalid=resample_invalid, constrain=not no_constrain, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
-        grpo_learning_rate=grpo_learning_rate, grpo_constrain=grpo_constrain,
+        grpo_learning_rate=grpo_learning_rate, grpo_constrain=grpo_constrain, grpo_packets=grpo_packets,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation, batch_concurrency=batch_concurrency,
     )  # fmt: skip

@@ -150,6 +150,13 @@ def engineer(
             "--constrain", help="GRPO: sample a repair-program engineer's replies under the program grammar."
         ),
     ] = False,
+    grpo_packets: Annotated[
+        str,
+        typer.Option(
+            help="GRPO packet stream: all, or contested (packets whose teacher candidates scored "
+            "differently)."
+        ),
+    ] = "all",
     learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
     max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
     language: Annotated[
@@ -232,7 +239,7 @@ def engineer(
             packets_per_step=packets_per_step, steps=steps or 20, max_new_tokens=max_new_tokens,
             save_steps=save_steps, seed=seed, report_to=report_to, device=device, bf16=bf16,
             use_vllm=use_vllm, vllm_mode=vllm_mode, vllm_server_base_url=vllm_server_url,
-            constrain=constrain,
+            constrain=constrain, packets=grpo_packets,
             **({"learning_rate": learning_rate} if learning_rate else {}),
         )  # fmt: skip
         if not dry_run:  # a dry run may describe a GRPO stage whose SFT engineer is not trained yet

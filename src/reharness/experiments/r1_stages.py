@@ -48,7 +48,7 @@ class R1Config(BaseModel):
     def _grpo_temperature(cls, values: Any) -> Any:
         """An unset GRPO temperature follows the grammar option (see GRPO_TEMPERATURE_CONSTRAINED)."""
         if isinstance(values, dict) and values.get("grpo_temperature") is None:
-            constrained = values.get("grpo_constrain", False) and values.get("language") != "hooks"
+            constrained = values.get("grpo_constrain", True) and values.get("language") != "hooks"
             values = values | {
                 "grpo_temperature": GRPO_TEMPERATURE_CONSTRAINED if constrained else GRPO_TEMPERATURE
             }
@@ -91,15 +91,20 @@ class R1Config(BaseModel):
         0.7, ge=0, description="Sampling temperature of the learned engineers at evaluation (0: greedy)."
     )
     grpo_temperature: float = Field(
-        GRPO_TEMPERATURE,
+        GRPO_TEMPERATURE_CONSTRAINED,
         gt=0,
-        description="Sampling temperature of the GRPO rollouts (default 0.7 as in Harness-R1; 1.2 under "
-        "the grammar).",
+        description="Sampling temperature of the GRPO rollouts (default 1.2 under the grammar; 0.7, "
+        "Harness-R1's, without it).",
     )
     grpo_constrain: bool = Field(
-        False,
+        True,
         description="GRPO samples a program engineer's replies under the program grammar too (every "
         "reply compiles, so a group's rewards differ by what its programs do).",
+    )
+    grpo_packets: Literal["all", "contested"] = Field(
+        "contested",
+        description="GRPO's packet stream: the train packets whose teacher candidates scored differently "
+        "(contested), or all of them.",
     )
     packets_per_step: int = Field(1, gt=0, description="GRPO packets per optimizer step (Harness-R1: 4).")
     grpo_learning_rate: float = Field(1e-5, gt=0, description="GRPO learning rate (Harness-R1 9B: 1e-6).")
@@ -191,7 +196,7 @@ def train(
                 steps=c.grpo_steps, save_steps=max(1, c.grpo_steps // 4), seed=c.seed,
                 temperature=c.grpo_temperature, packets_per_step=c.packets_per_step,
                 learning_rate=c.grpo_learning_rate,
-                constrain=c.grpo_constrain and c.language != "hooks",
+                constrain=c.grpo_constrain and c.language != "hooks", packets=c.grpo_packets,
             )  # fmt: skip
             info = run_grpo(grpo, agents=agents, progress=progress)
         summaries[stage] = {k: v for k, v in info.items() if k != "config"}

@@ -341,6 +341,17 @@ def packet_rows(records: list[dict[str, Any]], split: str | None = None) -> list
     return [r for r in records if r.get("packet") and (split is None or r["split"] == split)]
 
 
+def contested(record: dict[str, Any]) -> bool:
+    """Whether the teacher's measured candidates of a packet scored differently (GRPO's reward: Δ_B of a
+    valid patch, 0 otherwise). A packet on which every measured repair scores the same — on db mostly every
+    one 0, the tiny agent ignoring hints — rarely gives a GRPO group reward variance, so no gradient."""
+    candidates = (record.get("teacher") or {}).get("candidates") or []
+    rewards = {
+        float(c.get("delta") or 0.0) if c.get("valid", c.get("status") == "ok") else 0.0 for c in candidates
+    }
+    return len(rewards) > 1
+
+
 def sft_rows(records: list[dict[str, Any]], split: str | None = None) -> list[dict[str, Any]]:
     """Records with a kept teacher reply (the SFT examples), optionally of one split."""
     return [r for r in packet_rows(records, split) if r.get("reply")]

@@ -49,6 +49,11 @@ class GRPOStageConfig(BaseModel):
         description="Tiny engineer: 1e-5 (1e-4 raised entropy and lost valid replies); R1 9B: 1e-6.",
     )
     temperature: float = Field(0.7, gt=0)
+    packets: Literal["all", "contested"] = Field(
+        "all",
+        description="The train packets GRPO samples: all, or only those whose teacher candidates scored "
+        "differently (reharness.training.data.contested; all of them when none did).",
+    )
     top_p: float = Field(0.95, gt=0, le=1)
     constrain: bool = Field(
         False,
@@ -120,8 +125,9 @@ def reply_budget(config: GRPOStageConfig, sft_info: dict[str, Any] | None) -> in
     return config.max_new_tokens or int(style.get("max_new_tokens") or 0) or DEFAULT_REPLY_TOKENS
 
 
-def train_rows(config: GRPOStageConfig, split: str = "train") -> list[dict[str, Any]]:
-    """The packet rows GRPO trains on: train split, failures found, optionally only ``config.envs``."""
+def train_rows(config: GRPOStageConfig, split: str = "train", *, stream: bool = True) -> list[dict[str, Any]]:
+    """The packet rows GRPO trains on: train split, failures found, optionally only ``config.envs``;
+    with ``packets="contested"`` only the contested ones (:func:`stream_rows`; ``stream=False``: all)."""
     from reharness.training.data import packet_rows, read_records
 
     rows = packet_rows(read_records(config.data), split)
@@ -133,7 +139,20 @@ def train_rows(config: GRPOStageConfig, split: str = "train") -> list[dict[str, 
             f"no train packets in {config.data!r}" + (f" for envs {config.envs}" if config.envs else ""),
             hint="collect them first with `reharness train engineer --stage sft` (or --stage data)",
         )
-    return rows
+    return stream_rows(rows, config.packets) if stream else rows
+
+
+def stream_rows(rows: list[dict[str, Any]], packets: str) -> list[dict[str, Any]]:
+    """The packets of the GRPO stream: ``all`` of them, or the ``contested`` ones — the packets whose
+    teacher candidates, measured at collection on this same train batch, scored differently (all of them
+    when none did). Chosen on train data only: a group can only carry reward variance where some repairs
+    change the outcome and others do not."""
+    from reharness.training.data import contested
+
+    if packets == "all":
+        return rows
+    kept = [r for r in rows if contested(r)]
+    return kept or rows
 
 
 def grpo_kwargs(config: Any, **specific: Any) -> dict[str, Any]:
@@ -293,6 +312,11 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
         "sft": {"path": str(config.sft), "examples": sft_info.get("examples")},
         "envs": sorted({r["env"] for r in rows}),
         "packets": len(rows),
+        "packet_stream": {
+            "kind": config.packets,
+            "packets": len(rows),
+            "train_packets": len(train_rows(config, stream=False)),
+        },
         "params": count_params(trainer.model),
         "resumed_from": last,
         "reward_curve": [round(float(h["reward"]), 6) for h in history if "reward" in h],

@@ -53,6 +53,7 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert saved_rows["sft"]["valid_patches"] == saved_rows["grpo"]["valid_patches"] == 1
     assert saved["ablation"]["full"] == rows["grpo"]["success"] > saved["ablation"]["no patch"]
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
+    assert "groups with reward variance" in report and "train packets" in report  # GRPO's signal
     grpo = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())["config"]
     assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO
     assert grpo["constrain"] is True and grpo["packets"] == "contested"  # the defaults

@@ -123,9 +123,15 @@ def _training(result: R1Result) -> list[str]:
         )
     if grpo:
         timing = grpo.get("timing") or {}
+        stream = grpo.get("packet_stream") or {}
+        packets = f"{grpo.get('packets')} train packets"
+        if stream.get("kind") == "contested":
+            packets = f"{stream.get('packets')} contested of {stream.get('train_packets')} train packets"
+        variance = grpo.get("variance_frac_curve") or []
         lines.append(
-            f"- GRPO: {grpo.get('packets')} train packets, reward per step {grpo.get('reward_curve')}, "
-            f"valid-patch share per step {grpo.get('valid_frac_curve')}; {timing.get('seconds_per_step')} s "
+            f"- GRPO: {packets}, reward per step {grpo.get('reward_curve')}, "
+            f"valid-patch share per step {grpo.get('valid_frac_curve')}, groups with reward variance "
+            f"{sum(v > 0 for v in variance)}/{len(variance)}; {timing.get('seconds_per_step')} s "
             f"per step, {timing.get('rerun_share')} of it in paired reruns."
         )
         for stage, score in (grpo.get("valid") or {}).items():

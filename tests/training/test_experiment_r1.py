@@ -98,3 +98,15 @@ def test_r1_grpo_defaults_sample_under_the_grammar_at_1_2_from_contested_packets
     assert R1Config(envs=["household"], grpo_constrain=False).grpo_temperature == 0.7
     assert R1Config(envs=["household"], language="hooks").grpo_temperature == 0.7  # no grammar for hooks
     assert R1Config(envs=["household"], grpo_temperature=0.9).grpo_temperature == 0.9
+
+
+def test_r1_refuses_to_resume_an_older_run_whose_grpo_trained_on_every_packet(tmp_path: Path) -> None:
+    from reharness.core.errors import ConfigError
+    from reharness.experiments.r1 import R1Config, run_r1
+
+    old = R1Config(envs=["household"], out=str(tmp_path), grpo_constrain=False).model_dump(mode="json")
+    del old["grpo_packets"]  # written before the option existed: GRPO sampled every train packet
+    (tmp_path / "r1_config.json").write_text(json.dumps(old))
+    with pytest.raises(ConfigError, match="grpo_packets='all'") as err:
+        run_r1(R1Config(envs=["household"], out=str(tmp_path), grpo_constrain=False))
+    assert "--out" in str(err.value.hint)

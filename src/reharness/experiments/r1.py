@@ -76,6 +76,10 @@ _STUDY_FIELDS = frozenset(
 )
 
 
+#: options added with a default other than what earlier experiments did (GRPO trained on every packet)
+_EARLIER_BEHAVIOUR = {"grpo_packets": "all"}
+
+
 def _check_same_experiment(out: Path, config: R1Config) -> None:
     """Refuse to mix an earlier experiment's trained engineers and evaluations with other options."""
     file = out / "r1_config.json"
@@ -84,8 +88,9 @@ def _check_same_experiment(out: Path, config: R1Config) -> None:
     old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
     fields = R1Config.model_fields
     for key in sorted(set(old) | set(new)):
-        # an option added after the experiment was started had its default then
-        before = old.get(key, fields[key].default if key in fields else None)
+        # an option added after the experiment was started had its default then, or the earlier behaviour
+        earlier = _EARLIER_BEHAVIOUR.get(key, fields[key].default if key in fields else None)
+        before = old.get(key, earlier)
         if key not in _STUDY_FIELDS and before != new.get(key):
             raise ConfigError(
                 f"{out} holds an r1 experiment run with {key}={before!r}, not {new.get(key)!r}",

@@ -54,7 +54,10 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert saved["ablation"]["full"] == rows["grpo"]["success"] > saved["ablation"]["no patch"]
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
     assert "groups with reward variance" in report and "train packets" in report  # GRPO's signal
-    grpo = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())["config"]
+    info = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())
+    assert info["packet_stream"]["kind"] == "contested"
+    assert 1 <= info["packets"] <= info["packet_stream"]["train_packets"]
+    grpo = info["config"]
     assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO
     assert grpo["constrain"] is True and grpo["packets"] == "contested"  # the defaults
     records = (tmp_path / "eval.jsonl").read_text().splitlines()

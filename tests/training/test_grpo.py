@@ -6,7 +6,7 @@ import asyncio
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from targets import SNAP, ClumsySolver
@@ -149,7 +149,7 @@ def test_the_contested_stream_keeps_packets_whose_teacher_candidates_scored_diff
     micro_data: Path, tmp_path: Path
 ) -> None:
     from reharness.training.data import RECORDS, contested
-    from reharness.training.grpo import train_rows
+    from reharness.training.grpo import stream_rows, train_rows
 
     records = read_records(micro_data)
     train = [i for i, r in enumerate(records) if r["split"] == "train" and r.get("packet")]
@@ -162,8 +162,8 @@ def test_the_contested_stream_keeps_packets_whose_teacher_candidates_scored_diff
     data.mkdir()
     (data / RECORDS).write_text("".join(json.dumps(r) + "\n" for r in records))
 
-    def rows(packets: str) -> list[dict[str, Any]]:
-        return train_rows(GRPOStageConfig(data=str(data), sft="s", out="o", packets=packets))  # type: ignore[arg-type]
+    def rows(packets: Literal["all", "contested"]) -> list[dict[str, Any]]:
+        return stream_rows(train_rows(GRPOStageConfig(data=str(data), sft="s", out="o")), packets)
 
     assert [r["packet_id"] for r in rows("contested")] == [records[train[0]]["packet_id"]]
     assert len(rows("all")) == len(train)

@@ -126,7 +126,7 @@ def _training(result: R1Result) -> list[str]:
         stream = grpo.get("packet_stream") or {}
         packets = f"{grpo.get('packets')} train packets"
         if stream.get("kind") == "contested":
-            packets = f"{stream.get('packets')} contested of {stream.get('train_packets')} train packets"
+            packets = f"{grpo.get('packets')} contested of {stream.get('train_packets')} train packets"
         variance = grpo.get("variance_frac_curve") or []
         lines.append(
             f"- GRPO: {packets}, reward per step {grpo.get('reward_curve')}, "

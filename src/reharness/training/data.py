@@ -153,7 +153,7 @@ def program_targets(record: dict[str, Any], per_packet: int = 1) -> list[dict[st
     rows = [
         (i, c)
         for i, c in enumerate(teacher.get("candidates") or [])
-        if c.get("program") and c.get("valid", c.get("status") == "ok") and c["delta"] >= 0
+        if c.get("program") and _valid(c) and c["delta"] >= 0
     ]
     rows.sort(key=lambda x: (-x[1]["delta"], x[1]["broken"], -x[1]["rescued"], x[0]))
     out: list[dict[str, Any]] = []
@@ -346,10 +346,12 @@ def contested(record: dict[str, Any]) -> bool:
     valid patch, 0 otherwise). A packet on which every measured repair scores the same — on db mostly every
     one 0, the tiny agent ignoring hints — rarely gives a GRPO group reward variance, so no gradient."""
     candidates = (record.get("teacher") or {}).get("candidates") or []
-    rewards = {
-        float(c.get("delta") or 0.0) if c.get("valid", c.get("status") == "ok") else 0.0 for c in candidates
-    }
-    return len(rewards) > 1
+    return len({float(c.get("delta") or 0.0) if _valid(c) else 0.0 for c in candidates}) > 1
+
+
+def _valid(candidate: dict[str, Any]) -> bool:
+    """A recorded teacher candidate's patch was valid (records written before ``valid`` existed: ``ok``)."""
+    return bool(candidate.get("valid", candidate.get("status") == "ok"))
 
 
 def sft_rows(records: list[dict[str, Any]], split: str | None = None) -> list[dict[str, Any]]:

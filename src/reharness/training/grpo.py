@@ -125,9 +125,9 @@ def reply_budget(config: GRPOStageConfig, sft_info: dict[str, Any] | None) -> in
     return config.max_new_tokens or int(style.get("max_new_tokens") or 0) or DEFAULT_REPLY_TOKENS
 
 
-def train_rows(config: GRPOStageConfig, split: str = "train", *, stream: bool = True) -> list[dict[str, Any]]:
-    """The packet rows GRPO trains on: train split, failures found, optionally only ``config.envs``;
-    with ``packets="contested"`` only the contested ones (:func:`stream_rows`; ``stream=False``: all)."""
+def train_rows(config: GRPOStageConfig, split: str = "train") -> list[dict[str, Any]]:
+    """The packet rows of a split: failures found, optionally only ``config.envs`` (GRPO samples the train
+    ones that :func:`stream_rows` keeps)."""
     from reharness.training.data import packet_rows, read_records
 
     rows = packet_rows(read_records(config.data), split)
@@ -139,10 +139,10 @@ def train_rows(config: GRPOStageConfig, split: str = "train", *, stream: bool = 
             f"no train packets in {config.data!r}" + (f" for envs {config.envs}" if config.envs else ""),
             hint="collect them first with `reharness train engineer --stage sft` (or --stage data)",
         )
-    return stream_rows(rows, config.packets) if stream else rows
+    return rows
 
 
-def stream_rows(rows: list[dict[str, Any]], packets: str) -> list[dict[str, Any]]:
+def stream_rows(rows: list[dict[str, Any]], packets: Literal["all", "contested"]) -> list[dict[str, Any]]:
     """The packets of the GRPO stream: ``all`` of them, or the ``contested`` ones — the packets whose
     teacher candidates, measured at collection on this same train batch, scored differently (all of them
     when none did). Chosen on train data only: a group can only carry reward variance where some repairs
@@ -267,7 +267,8 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
 
     datasets.disable_progress_bars()
     sft_info = check_sft_dir(config.sft)
-    rows = train_rows(config)
+    packets = train_rows(config)
+    rows = stream_rows(packets, config.packets)
     old = PromptStyle.model_validate(sft_info.get("prompt_style") or {})
     max_new = reply_budget(config, sft_info)
     style = old.model_copy(update={"max_new_tokens": max_new})
@@ -312,11 +313,7 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
         "sft": {"path": str(config.sft), "examples": sft_info.get("examples")},
         "envs": sorted({r["env"] for r in rows}),
         "packets": len(rows),
-        "packet_stream": {
-            "kind": config.packets,
-            "packets": len(rows),
-            "train_packets": len(train_rows(config, stream=False)),
-        },
+        "packet_stream": {"kind": config.packets, "train_packets": len(packets)},
         "params": count_params(trainer.model),
         "resumed_from": last,
         "reward_curve": [round(float(h["reward"]), 6) for h in history if "reward" in h],

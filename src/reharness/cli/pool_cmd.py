@@ -10,12 +10,16 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import friendly_errors, stdout
+from reharness.cli.pool_build_cmd import build_command
 from reharness.cli.pool_evolve_cmd import eval_command, evolve_command, reanchor_command
 
-pool_app = typer.Typer(help="Harness-S sibling pools: inspect, evolve, re-anchor.", no_args_is_help=True)
+pool_app = typer.Typer(
+    help="Harness-S sibling pools: inspect, evolve, build, re-anchor.", no_args_is_help=True
+)
 pool_app.command("evolve")(evolve_command)
 pool_app.command("reanchor")(reanchor_command)
 pool_app.command("eval")(eval_command)
+pool_app.command("build")(build_command)
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

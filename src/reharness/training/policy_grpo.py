@@ -9,7 +9,9 @@ under a harness that is not append-only becomes several rows sharing the episode
 the row-aligned tensors TRL's loss reads (left-padded prompts, right-padded completions, the policy-token
 mask as ``tool_mask``, per-row advantages, ``num_items_in_batch``). Everything else — the clipped token-mean
 surrogate (``loss_type="dapo"``, ε 0.2/0.28, no KL), gradient accumulation over ``micro_batches`` chunks,
-the optimizer, checkpoints, TensorBoard — is TRL's and ``transformers``'.
+the optimizer, checkpoints, TensorBoard — is TRL's and ``transformers``'. One more override runs each chunk
+one row at a time without padding (:mod:`reharness.training.row_chunks`: exact for the DAPO loss, and it
+keeps a long episode's attention off the quadratic-memory kernel).
 
 Costs are counted per role (H0 rollouts, rescue or resample rollouts): episodes, model calls, tokens and
 seconds, and the optimisation time is measured apart; every step appends one line to ``OUT/metrics.jsonl``.
@@ -56,6 +58,28 @@ def _trainer_class() -> type:
             rows, stats = self.session.rollout_step(int(self.state.global_step), tasks)
             rows = pad_rows(rows, int(getattr(self.args, "steps_per_generation", 1)))
             return self._tensors(rows, stats)
+
+        def _prepare_inputs(self, generation_batch: Any) -> Any:
+            row = getattr(self, "_row", None)
+            return row if row is not None else super()._prepare_inputs(generation_batch)
+
+        def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:
+            """One accumulation chunk, one forward and backward pass per row (:mod:`.row_chunks`)."""
+            from reharness.training.row_chunks import split_rows
+
+            chunk = super()._prepare_inputs(inputs)  # generates the step's rows on its first chunk
+            rows = split_rows(chunk) if self.loss_type == "dapo" else None
+            if not rows:
+                return super().training_step(model, inputs, num_items_in_batch)
+            step, total = self._step, None
+            try:
+                for row in rows:
+                    self._row, self._step = row, step  # TRL counts one accumulation step per call
+                    loss = super().training_step(model, inputs, num_items_in_batch)
+                    total = loss if total is None else total + loss
+            finally:
+                self._row = None
+            return total
 
         def _tensors(self, rows: list[Row], stats: dict[str, Any]) -> dict[str, Any]:
             import torch

@@ -49,6 +49,8 @@ def _trainer_class() -> type:
     class EpisodeGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
         """GRPO on reharness episodes (see the module docstring)."""
 
+        _row: dict[str, Any] | None = None  # the row :meth:`training_step` is running alone, if any
+
         def setup_episodes(self, session: Any) -> None:
             self.session = session
 
@@ -60,8 +62,7 @@ def _trainer_class() -> type:
             return self._tensors(rows, stats)
 
         def _prepare_inputs(self, generation_batch: Any) -> Any:
-            row = getattr(self, "_row", None)
-            return row if row is not None else super()._prepare_inputs(generation_batch)
+            return self._row if self._row is not None else super()._prepare_inputs(generation_batch)
 
         def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:
             """One accumulation chunk, one forward and backward pass per row (:mod:`.row_chunks`)."""

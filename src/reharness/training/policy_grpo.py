@@ -69,11 +69,9 @@ def _trainer_class() -> type:
             from reharness.training.row_chunks import split_rows
 
             chunk = super()._prepare_inputs(inputs)  # generates the step's rows on its first chunk
-            rows = split_rows(chunk) if self.loss_type == "dapo" else None
-            if not rows:
-                return super().training_step(model, inputs, num_items_in_batch)
+            rows = (split_rows(chunk) if self.loss_type == "dapo" else None) or [chunk]
             step, total = self._step, None
-            try:
+            try:  # TRL's own ``_prepare_inputs`` must not run again: it would generate the step twice
                 for row in rows:
                     self._row, self._step = row, step  # TRL counts one accumulation step per call
                     loss = super().training_step(model, inputs, num_items_in_batch)

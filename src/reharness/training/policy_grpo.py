@@ -71,6 +71,8 @@ def _trainer_class() -> type:
             chunk = super()._prepare_inputs(inputs)  # generates the step's rows on its first chunk
             rows = (split_rows(chunk) if self.loss_type == "dapo" else None) or [chunk]
             step, total = self._step, None
+            times = self._metrics["train"]["step_time"]
+            logged = len(times)
             try:  # TRL's own ``_prepare_inputs`` must not run again: it would generate the step twice
                 for row in rows:
                     self._row, self._step = row, step  # TRL counts one accumulation step per call
@@ -78,6 +80,8 @@ def _trainer_class() -> type:
                     total = loss if total is None else total + loss
             finally:
                 self._row = None
+            if len(times) > logged + 1:  # each row of the step's last chunk logged its share: one entry
+                times[logged:] = [sum(times[logged:])]
             return total
 
         def _tensors(self, rows: list[Row], stats: dict[str, Any]) -> dict[str, Any]:

@@ -179,3 +179,14 @@ def test_cli_json_contract(pool_dir: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, [*args[:-2], "--k", "4", "--out", str(out)])
     assert result.exit_code == 2
     assert "another --out" in result.output
+
+
+@pytest.mark.parametrize("loss_type", ["dapo", "grpo"])
+def test_each_step_is_generated_once_whatever_the_loss(loss_type: str, tmp_path: Path) -> None:
+    # dapo runs a chunk one row at a time, the other losses run it whole; either way TRL must not be asked
+    # for the step's rollouts a second time (every rollout counted once, one metrics line per step)
+    config = PolicyTrainConfig(**MICRO, rescue="none", steps=2, loss_type=loss_type, out=str(tmp_path / "r"))
+    summary = train_policy(config)
+    lines = metrics(tmp_path / "r")
+    assert summary["rollouts"] == 2 * 2 * 2 and [line["step"] for line in lines] == [1, 2]
+    assert all(line["costs"]["episodes"] == {"h0": 4} for line in lines)

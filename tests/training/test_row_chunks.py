@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from reharness.models.tiny.config import ModelShape  # noqa: E402
 from reharness.training.row_chunks import split_rows  # noqa: E402
 
 
@@ -62,16 +63,9 @@ def _token_mean_loss(model, chunk) -> torch.Tensor:
 
 def test_the_rows_gradient_sums_to_the_padded_chunks() -> None:
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        pad_token_id=0,
-        attn_implementation="sdpa",
-    )
+    shape = ModelShape(hidden_size=32, num_layers=2, intermediate_size=64, vocab_size=64)
+    kwargs = shape.llama_config_kwargs(64) | {"pad_token_id": 0, "attn_implementation": "sdpa"}
+    config = transformers.LlamaConfig(**kwargs)
     model = transformers.LlamaForCausalLM(config).float()
     chunk = _chunk()
 

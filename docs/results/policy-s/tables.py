@@ -1,4 +1,7 @@
-"""Two-seed tables of `reharness experiment s` runs: python tables.py DIR_SEED0 DIR_SEED1 [...] (result.json each)."""
+"""Two-seed tables of `reharness experiment s` runs (each DIR holds a result.json).
+
+python tables.py DIR_SEED0 DIR_SEED1 [...]
+"""
 
 import json
 import sys
@@ -26,4 +29,5 @@ for m in methods:
     mean = f"{100 * sum(values) / len(values):.1f}%" if len(values) == len(runs) else "–"
     print(f"| {m} | " + " | ".join(cells) + f" | {mean} |")
 rank = [r["rank1"][0]["success"] for r in runs]
-print(f"| router policy, Rank-1 routed | " + " | ".join(f"{100 * v:.0f}%" for v in rank) + f" | {100 * sum(rank) / len(rank):.1f}% |")
+cells = " | ".join(f"{100 * v:.0f}%" for v in rank)
+print(f"| router policy, Rank-1 routed | {cells} | {100 * sum(rank) / len(rank):.1f}% |")

@@ -178,6 +178,9 @@ def s(
     k: Annotated[int, typer.Option("--k", min=2, max=64, help="Rollouts per task (GRPO group).")] = 8,
     tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
     temperature: Annotated[float, typer.Option(min=0.01, help="Training rollout temperature.")] = 1.0,
+    learning_rate: Annotated[
+        float, typer.Option(min=0.0, min_open=True, help="GRPO learning rate of every method.")
+    ] = 2e-4,
     test_n: Annotated[int, typer.Option(min=1, help="Held-out test tasks per policy.")] = 50,
     equal_rollouts: Annotated[
         bool,
@@ -207,7 +210,7 @@ def s(
     check_specs(envs, agents=[agent])
     config = SConfig.build(
         envs=envs, agent=agent, pool=pool, methods=parse_methods(methods), steps=steps, k=k,
-        tasks_per_step=tasks_per_step, temperature=temperature, test_n=test_n,
+        tasks_per_step=tasks_per_step, temperature=temperature, learning_rate=learning_rate, test_n=test_n,
         equal_rollouts=equal_rollouts, reanchor_every=reanchor_every, reanchor_n=reanchor_n,
         concurrency=concurrency, seed=seed, out=str(out),
     )  # fmt: skip

@@ -110,8 +110,10 @@ def _check_same_experiment(out: Path, config: SConfig) -> None:
         return
     free = {"test_n", "methods", "equal_rollouts", "concurrency", "out", "envs"}
     old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
+    # an option added after the earlier run was written had its default there
+    defaults = {name: field.default for name, field in SConfig.model_fields.items()}
     for key in sorted(set(old) | set(new)):
-        if key not in free and old.get(key) != new.get(key):
+        if key not in free and old.get(key, defaults.get(key)) != new.get(key):
             raise ConfigError(
                 f"{out} holds an experiment s run with {key}={old.get(key)!r}, not {new.get(key)!r}",
                 hint="use another --out (or the same options to resume it)",
@@ -167,6 +169,7 @@ def train_method(
         steps=steps,
         tasks_per_step=config.tasks_per_step,
         temperature=config.temperature,
+        learning_rate=config.learning_rate,
         reanchor_every=config.reanchor_every if rescue == "router" else 0,
         reanchor_n=config.reanchor_n,
         micro_batches=config.micro_batches,

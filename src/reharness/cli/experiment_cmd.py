@@ -179,7 +179,7 @@ def s(
     tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
     temperature: Annotated[float, typer.Option(min=0.01, help="Training rollout temperature.")] = 1.0,
     learning_rate: Annotated[
-        float, typer.Option(min=0.0, min_open=True, help="GRPO learning rate of every method.")
+        float, typer.Option(min=1e-12, help="GRPO learning rate of every method.")
     ] = 2e-4,
     test_n: Annotated[int, typer.Option(min=1, help="Held-out test tasks per policy.")] = 50,
     equal_rollouts: Annotated[

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
+from reharness.core.errors import ConfigError
 from reharness.experiments.s import SConfig
 from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
 from reharness.pool.profile import Profile, ProfileCell, pool_hash
@@ -134,3 +135,16 @@ def test_experiment_s_refuses_other_options_in_the_same_out(shop_pool: Path, tmp
     )
     assert result.exit_code == 2 and "holds an experiment s run with k=4, not 2" in result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["s_config.json"]  # refused before any work
+
+
+def test_a_run_written_before_learning_rate_existed_resumes_only_with_its_default(tmp_path: Path) -> None:
+    from reharness.experiments.s import _check_same_experiment
+
+    out = tmp_path / "s"
+    out.mkdir()
+    earlier = SConfig(envs=["db"], out=str(out)).model_dump(mode="json")
+    del earlier["learning_rate"]  # the option did not exist when that run was written
+    (out / "s_config.json").write_text(json.dumps(earlier))
+    _check_same_experiment(out, SConfig(envs=["db"], out=str(out)))  # the default: the same experiment
+    with pytest.raises(ConfigError, match="learning_rate=0.0002, not 5e-05"):
+        _check_same_experiment(out, SConfig(envs=["db"], learning_rate=5e-5, out=str(out)))

@@ -113,9 +113,10 @@ def _check_same_experiment(out: Path, config: SConfig) -> None:
     # an option added after the earlier run was written had its default there
     defaults = {name: field.default for name, field in SConfig.model_fields.items()}
     for key in sorted(set(old) | set(new)):
-        if key not in free and old.get(key, defaults.get(key)) != new.get(key):
+        before = old.get(key, defaults.get(key))
+        if key not in free and before != new.get(key):
             raise ConfigError(
-                f"{out} holds an experiment s run with {key}={old.get(key)!r}, not {new.get(key)!r}",
+                f"{out} holds an experiment s run with {key}={before!r}, not {new.get(key)!r}",
                 hint="use another --out (or the same options to resume it)",
             )
 

@@ -46,30 +46,25 @@ def build_command(
 
     check_specs([env], agents=[agent])
     policy = make_agent(agent, notify=stderr.print)
-    try:
-        pool = build_pool(env, sibling, policy_ref(agent, policy), directions)
-    except BaseException:
-        asyncio.run(policy.close())
-        raise
-    pool.save(out)
-    (out / "profile.json").unlink(missing_ok=True)  # a profile left there belongs to another pool
-    measured: Any = None
-    if profile:
-        spec = _pool_spec(pool, agent, "valid", valid_n, seed, concurrency)
-        progress = batch_progress(transient=as_json)
+    progress = batch_progress(transient=as_json)
 
-        async def go() -> Any:
-            try:
-                runs = out / "build" / "runs"
-                return await measure_pool_profile(pool, policy, spec, runs, RichEvents(progress))
-            finally:
-                await policy.close()
+    async def go() -> tuple[Any, Any]:
+        try:
+            pool = build_pool(env, sibling, policy_ref(agent, policy), directions)
+            pool.save(out)
+            (out / "profile.json").unlink(missing_ok=True)  # a profile left there belongs to another pool
+            if not profile:
+                return pool, None
+            spec = _pool_spec(pool, agent, "valid", valid_n, seed, concurrency)
+            runs = out / "build" / "runs"
+            return pool, await measure_pool_profile(pool, policy, spec, runs, RichEvents(progress))
+        finally:
+            await policy.close()
 
-        with progress:
-            measured = asyncio.run(go())
+    with progress:
+        pool, measured = asyncio.run(go())
+    if measured is not None:
         measured.save(pool)
-    else:
-        asyncio.run(policy.close())
     summary = {
         "pool": str(out),
         "env": pool.env,

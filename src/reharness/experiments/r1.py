@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reharness.core.errors import ConfigError
+from reharness.core.resume import refuse_other_options
 from reharness.experiments import r1_studies
 from reharness.experiments.r1_report import write_report
 from reharness.experiments.r1_stages import (
@@ -82,20 +82,13 @@ _EARLIER_BEHAVIOUR = {"grpo_packets": "all"}
 
 def _check_same_experiment(out: Path, config: R1Config) -> None:
     """Refuse to mix an earlier experiment's trained engineers and evaluations with other options."""
-    file = out / "r1_config.json"
-    if not file.is_file():
-        return
-    old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
-    fields = R1Config.model_fields
-    for key in sorted(set(old) | set(new)):
-        # an option added after the experiment was started had its default then, or the earlier behaviour
-        earlier = _EARLIER_BEHAVIOUR.get(key, fields[key].default if key in fields else None)
-        before = old.get(key, earlier)
-        if key not in _STUDY_FIELDS and before != new.get(key):
-            raise ConfigError(
-                f"{out} holds an r1 experiment run with {key}={before!r}, not {new.get(key)!r}",
-                hint="use another --out (or the same options to resume it)",
-            )
+    refuse_other_options(
+        out / "r1_config.json",
+        config,
+        run="an r1 experiment run",
+        free=_STUDY_FIELDS,
+        earlier=_EARLIER_BEHAVIOUR,
+    )
 
 
 def run_r1(

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.core.errors import ConfigError
+from reharness.core.resume import refuse_other_options
 from reharness.experiments.s_config import (
     DEFAULT_EVOLVE,
     EQUAL,
@@ -105,20 +106,8 @@ def check_inputs(config: SConfig) -> None:
 def _check_same_experiment(out: Path, config: SConfig) -> None:
     """Refuse to mix an earlier experiment's trainings with other options (``test_n``, ``methods``,
     ``equal_rollouts`` and ``concurrency`` may change: they add or re-run evaluations only)."""
-    file = out / "s_config.json"
-    if not file.is_file():
-        return
     free = {"test_n", "methods", "equal_rollouts", "concurrency", "out", "envs"}
-    old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
-    # an option added after the earlier run was written had its default there
-    defaults = {name: field.default for name, field in SConfig.model_fields.items()}
-    for key in sorted(set(old) | set(new)):
-        before = old.get(key, defaults.get(key))
-        if key not in free and before != new.get(key):
-            raise ConfigError(
-                f"{out} holds an experiment s run with {key}={before!r}, not {new.get(key)!r}",
-                hint="use another --out (or the same options to resume it)",
-            )
+    refuse_other_options(out / "s_config.json", config, run="an experiment s run", free=free)
 
 
 # ----------------------------------------------------------------------------------------------- pools

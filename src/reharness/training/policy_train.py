@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.core.errors import ConfigError
+from reharness.core.resume import refuse_other_options
 from reharness.training.policy_config import PolicyTrainConfig
 from reharness.training.policy_grpo import STATE_FILE, TrainingSession, _trainer_class
 
@@ -40,18 +41,16 @@ def policy_model_dir(agent: str) -> Path:
 
 def _write_config(out: Path, config: PolicyTrainConfig) -> None:
     file = out / CONFIG_FILE
-    data = config.model_dump(mode="json")
-    if file.is_file():
-        old = json.loads(file.read_text(encoding="utf-8"))
-        changed = sorted(k for k in set(old) | set(data) if k != "steps" and old.get(k) != data.get(k))
-        if changed:
-            key = changed[0]
-            raise ConfigError(
-                f"{out} holds a training run with {key}={old.get(key)!r}, not {data.get(key)!r}",
-                hint="use another --out, or rerun with the first run's options to resume it",
-            )
+    refuse_other_options(
+        file,
+        config,
+        run="a training run",
+        free={"steps"},
+        hint="use another --out, or rerun with the first run's options to resume it",
+    )
     out.mkdir(parents=True, exist_ok=True)
-    file.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    file.write_text(text, encoding="utf-8")
 
 
 def trl_kwargs(config: PolicyTrainConfig) -> dict[str, Any]:

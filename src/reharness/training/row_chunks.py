@@ -57,7 +57,7 @@ def split_rows(chunk: dict[str, Any]) -> list[dict[str, Any]] | None:
             if key in PROMPT_KEYS:
                 row[key] = value[i : i + 1, start:]
             elif key in COMPLETION_KEYS:
-                row[key] = value[i : i + 1, :end] if value.dim() > 1 else value[i : i + 1]
+                row[key] = value[i : i + 1, :end]
             elif key in ROW_KEYS:
                 row[key] = value[i : i + 1]
             else:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-DBBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dbbench"
+DBBENCH = Path(__file__).resolve().parents[1] / "data" / "dbbench"
 CONTRACT_KEYS = {
     "run_id",
     "env",
@@ -75,7 +75,6 @@ def test_random_agent_and_resume_by_rerun(tmp_path: Path) -> None:
     assert len(lines) == 6
 
 
-@pytest.mark.skipif(not DBBENCH.exists(), reason="shared DBBench data not present")
 def test_gold_agent_on_real_dev_file(tmp_path: Path) -> None:
     result = run_json(
         "--env", "db", "--agent", "gold", "--data", str(DBBENCH / "dev.jsonl"), "--out", str(tmp_path)

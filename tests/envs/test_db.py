@@ -16,8 +16,7 @@ from reharness.envs.db.grading import grade_fc, grade_v02, parse_answer_md5, tab
 from reharness.envs.db.protocol import parse_action
 from reharness.envs.registry import make_env
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dbbench"
-needs_data = pytest.mark.skipif(not (DATA / "dev.jsonl").is_file(), reason="DBBench data files not present")
+DATA = Path(__file__).resolve().parents[2] / "data" / "dbbench"
 
 
 def run(env: DBEnv, policy, task, seed: int = 0) -> dict:
@@ -382,7 +381,6 @@ def test_hostile_sql_through_the_env(test_env: DBEnv) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- real files
-@needs_data
 @pytest.mark.parametrize(
     ("name", "min_mutations"), [("dev.jsonl", 40), ("standard-v0.2.jsonl", 194), ("standard-fc.jsonl", 194)]
 )
@@ -399,7 +397,6 @@ def test_gold_agent_on_real_files(name: str, min_mutations: int) -> None:
     assert wins["mutation"] >= min_mutations
 
 
-@needs_data
 def test_real_file_tasks_and_ids() -> None:
     env = DBEnv(data_path=DATA / "dev.jsonl", protocol="fc")
     task = env.task_by_id("dbbench/dev/0")

@@ -15,6 +15,7 @@ from reharness.cli.pool_cmd import pool_app
 from reharness.cli.run_cmd import run
 from reharness.cli.show_cmd import export, show
 from reharness.cli.train_cmd import train_app
+from reharness.cli.view_cmd import view
 
 app = typer.Typer(
     name="reharness",
@@ -44,6 +45,7 @@ app.command()(export)
 app.command()(packet)
 app.command()(improve)
 app.command()(demo)
+app.command()(view)
 app.add_typer(patch_app, name="patch")
 app.add_typer(agent_app, name="agent")
 app.add_typer(train_app, name="train")

@@ -10,7 +10,7 @@ shows its new episodes on reload.
 from __future__ import annotations
 
 import http.server
-import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,8 +25,11 @@ def _page(path: Path) -> bytes:
     return render_html(build_page(path)).encode("utf-8")
 
 
-def serve(path: Path, port: int, ready: threading.Event | None = None) -> None:
-    """Serve the page of ``path`` on 127.0.0.1 until interrupted (``ready`` is set once listening)."""
+def serve(
+    path: Path, port: int, on_ready: Callable[[http.server.ThreadingHTTPServer], None] | None = None
+) -> None:
+    """Serve the page of ``path`` on 127.0.0.1 until interrupted or shut down (``on_ready`` gets the server
+    once it listens)."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the http.server API
@@ -50,8 +53,8 @@ def serve(path: Path, port: int, ready: threading.Event | None = None) -> None:
             f"cannot listen on 127.0.0.1:{port} ({exc.strerror})", hint="pass another --port"
         ) from exc
     stderr.print(f"serving {path} on http://127.0.0.1:{server.server_port}/ (Ctrl-C stops)", highlight=False)
-    if ready is not None:
-        ready.set()
+    if on_ready is not None:
+        on_ready(server)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -315,7 +315,7 @@
     ch.series.forEach((s, i) => {
       const d = s.points.map((p, j) => `${j ? "L" : "M"}${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join(" ");
       add("path", { d, fill: "none", stroke: colors[i % colors.length], "stroke-width": 1.6, class: "series", "data-name": s.name });
-      add("text", { x: W - P + 2 - 120, y: P + 12 * i, fill: colors[i % colors.length] }, s.name);
+      add("text", { x: W - P - 118, y: P + 12 * i, style: `fill:${colors[i % colors.length]}` }, s.name);
     });
     return el("section", { class: "block chart-block", "data-title": ch.title }, el("h2", {}, ch.title), svg);
   }

@@ -272,6 +272,10 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("run", "--env", "household", "--pool", "{adir}", "--route", "best"), ("rank1 or oracle",)),
     (("run", "--env", "household", "--pool", "{adir}", "--patch", "{shop}"), ("cannot be combined",)),
     (("run", "--env", "household", "--pool", "{adir}"), ("has no pool.json",)),
+    (("view", "{missing}"), ("does not exist", "run directory")),
+    (("view", "{adir}"), ("nothing reharness view can show", "improve")),
+    (("view", "{adir}", "--port", "70000"), ("'--port'", "65535")),
+    (("show", "{run}", "--code", "bogus"), ("not a failure code", "step_limit")),
 ]  # fmt: skip
 # The commands the cases cover: every command of `reharness --help` that takes input.
 COVERED = {

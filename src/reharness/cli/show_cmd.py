@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from reharness.cli.common import RunDir, friendly_errors, output_dir, run_dir, stdout
+from reharness.cli.show_episode import find_episode, parse_code, print_episode, select_episodes
 from reharness.failures.detectors import detect
 from reharness.store.parquet import export_parquet
 from reharness.store.records import infrastructure_error
@@ -20,12 +21,27 @@ from reharness.store.run_store import open_run_dir
 def show(
     run: RunDir,
     episodes: Annotated[int, typer.Option(min=0, help="Also list the first N episodes.")] = 0,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="List the failed episodes (all, or the first N).")
+    ] = False,
+    code: Annotated[
+        str | None, typer.Option("--code", help="List the episodes with this failure code (e.g. step_limit).")
+    ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="Print the steps of this task's episode (task id or episode #)."),
+    ] = None,
 ) -> None:
     """Print a summary table of a run: success, score and steps by task type, terminations, flags and
-    failure codes (recomputed from the trajectories, so older runs show them too)."""
+    failure codes (recomputed from the trajectories, so older runs show them too). --failed / --code list
+    the matching episodes; --task prints one episode step by step."""
+    wanted = parse_code(code) if code is not None else None
     store = open_run_dir(run)
     meta = store.read_meta()
     eps = store.episodes()
+    if task is not None:
+        print_episode(find_episode(eps, task))
+        return
     stdout.print(
         f"[bold]{meta.run_id}[/]  env={meta.env}  policy={meta.policy_id}  harness={meta.harness['name']}"
         f" ({meta.harness['id']})  finished {len(eps)}/{meta.n}",
@@ -73,21 +89,28 @@ def show(
         "step flags: " + (", ".join(f"{k}={v}" for k, v in sorted(flags.items())) or "none"), highlight=False
     )
     codes = Counter(code for e in eps for code in detect(e))
-    failed = sum(not e.success for e in eps)
+    n_failed = sum(not e.success for e in eps)
     if codes:
-        code_table = Table(title=f"failure codes ({failed} failed episodes)")
+        code_table = Table(title=f"failure codes ({n_failed} failed episodes)")
         for col in ("code", "episodes", "share of failed", "meaning"):
             code_table.add_column(col, justify="right" if col in ("episodes", "share of failed") else "left")
         for code in sorted(codes, key=lambda c: (-codes[c], c.value)):
-            code_table.add_row(code.value, str(codes[code]), f"{codes[code] / failed:.0%}", code.description)
+            code_table.add_row(
+                code.value, str(codes[code]), f"{codes[code] / n_failed:.0%}", code.description
+            )
         stdout.print(code_table)
     else:
         stdout.print("failure codes: none", highlight=False)
-    if episodes:
+    listed = select_episodes(eps, failed, wanted)
+    if failed or wanted is not None:
+        episodes = episodes or len(listed)
+        what = " and ".join(w for w in ("failed" if failed else "", f"code {wanted}" if wanted else "") if w)
+        stdout.print(f"{len(listed)} episodes match ({what})", highlight=False)
+    if episodes and listed:
         listing = Table(title="episodes")
         for col in ("#", "task", "type", "success", "score", "steps", "termination", "failure codes"):
             listing.add_column(col)
-        for e in eps[:episodes]:
+        for e in listed[:episodes]:
             listing.add_row(
                 str(e.episode_index),
                 e.task_id,

@@ -237,7 +237,7 @@
       g.append(el("div", { class: "side base" }, left[k] || el("div", { class: "empty" }, "(episode ended)")));
       g.append(el("div", { class: "side patched" }, right[k] || el("div", { class: "empty" }, "(episode ended)")));
     }
-    return el("section", { class: "block" },
+    return el("section", { class: "block", id: "pair-view" },
       el("h2", {}, `task ${pair.task} · `, el("span", { class: "tag " + pair.outcome }, pair.outcome),
         pair.diverge === null ? " · identical" : ` · diverges at step ${pair.diverge}`),
       el("div", { class: "field" }, el("label", {}, "task"), el("pre", {}, base.instruction)), g);

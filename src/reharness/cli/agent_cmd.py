@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from reharness.cli.common import friendly_errors, output_dir, positive, stderr, stdout
+from reharness.cli.progress import batch_progress, time_columns
 
 agent_app = typer.Typer(
     help="Built-in tiny target agents: small LMs trained from scratch on solver demonstrations.",
@@ -97,7 +98,7 @@ def train(
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
+        *time_columns(),
         console=stderr,
         transient=as_json,
     ) as bar:
@@ -208,7 +209,12 @@ def eval_agent(
     else:
         env_name = env or parse_name(agent)[0]
         path = resolve_tiny(agent, train=not no_train, notify=lambda m: stderr.print(m))
-    report = evaluate(path, env_name, n=n, seed=seed, split=split, max_new_tokens=max_new_tokens)
+    with batch_progress(transient=as_json) as bars:
+        bar = bars.add_task(f"{agent} on {env_name}/{split}", total=n)
+        report = evaluate(
+            path, env_name, n=n, seed=seed, split=split, max_new_tokens=max_new_tokens,
+            on_episode=lambda _: bars.advance(bar),
+        )  # fmt: skip
     if as_json:
         print(json.dumps(report.as_dict()))
         return

@@ -1,14 +1,33 @@
-"""Progress display of long commands: a rich progress bar per batch and a line per stage, on stderr."""
+"""Progress display of long commands: a rich progress bar per batch and a line per stage, on stderr.
+
+Every bar shows the time elapsed and an estimate of the time left (:func:`time_columns`), from the rate of
+the recent updates; the commands that run episodes or train all draw their bars through these helpers or
+add the same columns.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from reharness.cli.common import stderr
 from reharness.engineer.improve import Events
+
+
+def time_columns() -> tuple[ProgressColumn, ...]:
+    """Elapsed time, then ``eta`` and the estimated time left (``-:--:--`` until a rate is known)."""
+    return (TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
 
 
 def batch_progress(transient: bool) -> Progress:
@@ -16,7 +35,7 @@ def batch_progress(transient: bool) -> Progress:
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeElapsedColumn(),
+        *time_columns(),
         console=stderr,
         transient=transient,
     )
@@ -49,7 +68,7 @@ def progress_display() -> Progress:
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeElapsedColumn(),
+        *time_columns(),
         TextColumn("{task.fields[note]}"),
         console=stderr,
     )

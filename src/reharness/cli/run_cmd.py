@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from reharness.cli.common import (
     Isolation,
@@ -27,6 +27,7 @@ from reharness.cli.common import (
 )
 from reharness.cli.infra import note_errors
 from reharness.cli.pool_route import Rank1Prior, build_route, check_pool_options
+from reharness.cli.progress import time_columns
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, close_executor
 from reharness.core.secrets import redact
 from reharness.envs.registry import env_class, make_env, resolve_env_name
@@ -177,7 +178,7 @@ def run(
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("success {task.fields[rate]}"),
-        TimeElapsedColumn(),
+        *time_columns(),
         console=stderr,
         transient=as_json,
     )

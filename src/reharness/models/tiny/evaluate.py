@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,8 +160,10 @@ def evaluate(
     split: str = "test",
     max_new_tokens: int = 64,
     out_dir: str | Path | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
 ) -> EvalReport:
-    """Greedy success of the model at ``path`` on ``n`` tasks of ``split`` in the env's base harness."""
+    """Greedy success of the model at ``path`` on ``n`` tasks of ``split`` in the env's base harness
+    (``on_episode`` is called as each episode finishes: the CLI's progress bar)."""
     import time
 
     agent = GreedyAgent(GreedyModel(path, max_new_tokens))
@@ -168,6 +171,8 @@ def evaluate(
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         result = asyncio.run(
-            run_batch(spec, agent, Harness.base(env), out_dir=out_dir or tmp, overwrite=True)
+            run_batch(
+                spec, agent, Harness.base(env), out_dir=out_dir or tmp, overwrite=True, on_episode=on_episode
+            )
         )
     return summarise(env, result.episodes, time.perf_counter() - started)

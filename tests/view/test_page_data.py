@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import POOL, TRAINING
+from conftest import POOL, ROOT, TRAINING
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
@@ -139,6 +139,19 @@ def test_pool_and_training_pages_hold_their_tables_and_curves() -> None:
     assert {s["name"] for s in charts[0]["series"]} == {"none", "resample", "router"}
     steps = len((TRAINING / "router" / "metrics.jsonl").read_text().splitlines())
     assert all(len(s["points"]) == steps for s in charts[0]["series"])
+
+
+def test_router_decisions_join_their_outcomes() -> None:
+    source = ROOT / "docs" / "results" / "policy-s" / "shop-s0"
+    lines = [json.loads(x) for x in (source / "router" / "decisions.jsonl").read_text().splitlines()]
+    page, _ = embedded(render_html(build_page(source)))
+    (table,) = [s["table"] for s in page["sections"] if s.get("table", {}).get("title") == "router decisions"]
+    decisions = [d for d in lines if d["type"] == "decision"]
+    assert [r[0] for r in table["rows"]] == [d["task_id"] for d in decisions]
+    solved = {o["decision_id"]: o["outcome"] for o in lines if o["type"] == "outcome"}
+    for row, d in zip(table["rows"], decisions, strict=True):
+        outcome = solved[d["decision_id"]]
+        assert row[-1].endswith(f"{outcome['successes']}/{outcome['attempts']}")
 
 
 def test_cli_writes_the_page_and_rejects_a_bad_path(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -40,8 +40,15 @@ def is_pool_dir(path: Path) -> bool:
     return (path / "pool.json").is_file()
 
 
+#: files that mark a training or experiment output (``train policy``, ``train engineer``, ``experiment r1|s``)
+TRAINING_LOGS = ("metrics.jsonl", "rewards.jsonl", "grpo-rewards.jsonl")
+TRAINING_CONFIGS = ("train_config.json", "r1_config.json", "s_config.json")
+
+
 def is_training_dir(path: Path) -> bool:
-    return bool(_find(path, "metrics.jsonl") or _find(path, "rewards.jsonl"))
+    return any(_find(path, name) for name in TRAINING_LOGS) or any(
+        (path / n).is_file() for n in TRAINING_CONFIGS
+    )
 
 
 def _table(title: str, columns: list[str], rows: list[list[Any]], **more: Any) -> dict[str, Any]:
@@ -54,29 +61,61 @@ def _embed_runs(page: PageData, path: Path) -> None:
         page.add_run(meta, episodes, label=str(run_path.relative_to(path)))
 
 
+def _outcome_text(outcome: dict[str, Any], names: dict[Any, Any]) -> str:
+    sibling = outcome.get("sibling_id")
+    return f"{names.get(sibling, sibling)} {outcome.get('successes')}/{outcome.get('attempts')}"
+
+
+def _decision_rows(lines: list[dict[str, Any]]) -> list[list[Any]]:
+    """One row per router decision, its outcome lines (``type: outcome``) joined by decision id."""
+    outcomes: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        if line.get("type") == "outcome":
+            found = line.get("outcome")
+            listed = found if isinstance(found, list) else [found] if isinstance(found, dict) else []
+            outcomes.setdefault(str(line.get("decision_id")), []).extend(listed)
+    rows = []
+    for d in lines:
+        if d.get("type", "decision") != "decision":
+            continue
+        candidates = d.get("candidates") or []
+        names = {c.get("sibling_id"): c.get("name") for c in candidates if isinstance(c, dict)}
+        chosen = [str(names.get(c, c)) for c in d.get("choice") or []]
+        reasons = [c.get("reason") for c in candidates if c.get("sibling_id") in (d.get("choice") or [])]
+        done = [o for o in [*(d.get("outcome") or []), *outcomes.get(str(d.get("decision_id")), [])] if o]
+        rows.append(
+            [
+                d.get("task_id", ""),
+                d.get("strategy", ""),
+                ", ".join(
+                    f"{c.get('name')} {c.get('score', 0):.3f}" for c in candidates if isinstance(c, dict)
+                ),
+                ", ".join(chosen) or "H0",
+                "; ".join(str(r) for r in reasons if r)[:200],
+                json.dumps(d.get("votes") or [])[:200],
+                ", ".join(f"{k} {v}" for k, v in sorted((d.get("failure_codes") or {}).items())),
+                ", ".join(_outcome_text(o, names) for o in done),
+            ]
+        )
+    return rows
+
+
 def _decision_table(path: Path) -> list[dict[str, Any]]:
+    """The router's decision logs below ``path``: candidates with scores, choice, reason, votes, outcome."""
     sections = []
+    columns = [
+        "task",
+        "strategy",
+        "candidates (score)",
+        "chosen",
+        "reason",
+        "votes",
+        "failure codes",
+        "outcome",
+    ]
     for log in _find(path, "decisions.jsonl"):
-        rows = []
-        for d in _jsonl(log)[:2000]:
-            ranked = d.get("ranked") or d.get("candidates") or []
-            chosen = (
-                d.get("chosen")
-                or d.get("siblings")
-                or [r.get("name") for r in ranked[:1] if isinstance(r, dict)]
-            )
-            rows.append(
-                [
-                    d.get("step", d.get("id", "")),
-                    str(d.get("task_index", d.get("task", ""))),
-                    ", ".join(map(str, chosen)) if isinstance(chosen, list) else str(chosen),
-                    str(d.get("reason", ""))[:200],
-                    json.dumps(d.get("votes", ""))[:200],
-                    str(d.get("outcome", d.get("rescued", ""))),
-                ]
-            )
-        note = f"{log.relative_to(path)} ({len(rows)} decisions)"
-        columns = ["step", "task", "chosen", "reason", "votes", "outcome"]
+        rows = _decision_rows(_jsonl(log))[:5000]
+        note = f"{log.relative_to(path)} ({len(rows)} decisions; outcome: rollouts solved / tried)"
         sections.append(_table("router decisions", columns, rows, note=note))
     return sections
 
@@ -139,30 +178,58 @@ def load_pool(path: Path) -> PageData:
 
 
 CURVES = (
-    ("reward per step", ("train_reward", "reward", "mean_reward")),
+    ("reward per step", ("train_reward", "reward", "delta")),  # engineer logs: mean Δ_B of a step
     ("success in H0 per step", ("h0_success", "success")),
     ("rescues succeeded per step", ("rescues_succeeded",)),
     ("rescues tried per step", ("rescues_tried",)),
 )
 
 
+def _curve(log: list[dict[str, Any]], keys: tuple[str, ...]) -> list[list[float]]:
+    """(step, mean value) per step: the first of ``keys`` a line holds; several lines of a step averaged."""
+    by_step: dict[float, list[float]] = {}
+    for i, line in enumerate(log):
+        value = next((line[k] for k in keys if isinstance(line.get(k), int | float)), None)
+        if value is not None:
+            by_step.setdefault(float(line.get("step", i + 1)), []).append(float(value))
+    return [[step, sum(v) / len(v)] for step, v in sorted(by_step.items())]
+
+
+def _eval_table(records: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
+    """Held-out success per env × method from an experiment's ``eval.jsonl`` (one line per batch)."""
+    cells: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        if isinstance(r.get("successes"), list) and r.get("method"):
+            cells.setdefault((str(r.get("env")), str(r["method"])), []).extend(
+                float(x) for x in r["successes"]
+            )
+    if not cells:
+        return []
+    envs = sorted({e for e, _ in cells})
+    methods = list(dict.fromkeys(m for _, m in cells))
+    rows = [
+        [m, *[round(sum(v) / len(v), 4) if (v := cells.get((e, m))) else None for e in envs]] for m in methods
+    ]
+    return [_table("held-out success by method", ["method", *envs], rows, heat=True, note=source)]
+
+
 def load_training(path: Path) -> PageData:
     page = PageData(kind="training", title=f"training · {path.resolve().name}", source=str(path))
-    logs = {str(p.parent.relative_to(path)) or ".": _jsonl(p) for p in _find(path, "metrics.jsonl")}
-    logs.update({f"{p.parent.relative_to(path)} (engineer)": _jsonl(p) for p in _find(path, "rewards.jsonl")})
+    logs = {
+        f"{p.parent.relative_to(path)}" + ("" if name == "metrics.jsonl" else f" ({name})"): _jsonl(p)
+        for name in TRAINING_LOGS
+        for p in _find(path, name)
+    }
     sections: list[dict[str, Any]] = []
     for title, keys in CURVES:
-        series = []
-        for name, log in logs.items():
-            points = [
-                [r.get("step", i + 1), next(r[k] for k in keys if isinstance(r.get(k), int | float))]
-                for i, r in enumerate(log)
-                if any(isinstance(r.get(k), int | float) for k in keys)
-            ]
-            if points:
-                series.append({"name": name, "points": points})
+        series = [
+            {"name": name, "points": points} for name, log in logs.items() if (points := _curve(log, keys))
+        ]
         if series:
             sections.append({"chart": {"title": title, "series": series}})
+    evals = [(p, _jsonl(p)) for p in _find(path, "eval.jsonl", depth=1)]
+    for p, records in evals:
+        sections += _eval_table(records, str(p.relative_to(path)))
     summaries = _find(path, "summary.json")
     if summaries:
         rows: list[list[Any]] = []

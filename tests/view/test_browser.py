@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import POOL, TRAINING
+from view_outputs import POOL, TRAINING
 
 from reharness.view import build_page, render_html
 from reharness.view.browser import Browser, find_chromium

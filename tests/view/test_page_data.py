@@ -9,8 +9,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import POOL, ROOT, TRAINING
 from typer.testing import CliRunner
+from view_outputs import POOL, ROOT, TRAINING
 
 from reharness.cli.main import app
 from reharness.cli.view_cmd import serve

@@ -163,3 +163,26 @@ def test_the_checks_catch_a_request_an_exception_and_a_console_error(
     browser.open(bad.as_uri())
     assert "http://127.0.0.1:9/x.png" in browser.requests
     assert "boom" in browser.console_errors and "notDefined" in browser.exceptions[0]
+
+
+def test_an_experiment_page_has_its_sections_and_a_paired_tab(
+    browser: Browser, improve_dir: Path, tmp_path: Path
+) -> None:
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "runs").symlink_to(improve_dir / "runs")
+    (exp / "r1_config.json").write_text("{}")
+    (exp / "eval.jsonl").write_text(
+        json.dumps({"env": "household", "method": "none", "successes": [1.0]}) + "\n"
+    )
+    page = page_file(exp, tmp_path)
+    load(browser, page)
+    assert browser.evaluate("[...document.querySelectorAll('#tabs a')].map(a => a.dataset.tab)") == [
+        "training", "paired", "episodes",
+    ]  # fmt: skip
+    assert count(browser, 'table[data-title="held-out success by method"] tr') == 2
+    load(browser, page, "#tab=paired&cmp=heldout")
+    result = json.loads((improve_dir / "result.json").read_text())
+    assert (
+        count(browser, "tr.pair-row") == result["heldout"]["n"] and count(browser, "#pair .step.diverge") == 2
+    )

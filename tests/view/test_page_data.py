@@ -186,3 +186,30 @@ def test_serve_answers_the_page_on_localhost(runs: dict[str, Path]) -> None:
     servers[0].shutdown()
     thread.join(10)
     assert not thread.is_alive()
+
+
+def test_an_experiment_output_gets_its_tables_and_its_paired_reruns(
+    improve_dir: Path, tmp_path: Path
+) -> None:
+    exp = tmp_path / "exp"  # the layout of `experiment r1 --out`: r1_config.json, result.json, runs/
+    exp.mkdir()
+    (exp / "runs").symlink_to(improve_dir / "runs")
+    (exp / "r1_config.json").write_text("{}")
+    (exp / "result.json").write_text(json.dumps({"rows": []}))
+    (exp / "eval.jsonl").write_text(
+        json.dumps({"env": "household", "method": "none", "successes": [0.0, 1.0]})
+        + "\n"
+        + json.dumps({"env": "household", "method": "operators", "successes": [1.0, 1.0]})
+        + "\n"
+    )
+    assert page_kind(exp) == "training"
+    data, _ = embedded(render_html(build_page(exp)))
+    (table,) = [
+        s["table"]
+        for s in data["sections"]
+        if s.get("table", {}).get("title") == "held-out success by method"
+    ]
+    assert table["rows"] == [["none", 0.5], ["operators", 1.0]]
+    paired_runs = len(list((improve_dir / "runs" / "paired").iterdir())) - 1  # index.sqlite
+    assert len(data["improve"]["comparisons"]) == paired_runs
+    assert len(data["runs"]) == paired_runs + len(list((improve_dir / "runs" / "baselines").iterdir()))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.view.model import PageData
+from reharness.view.paired import paired_section
 from reharness.view.runs import read_run, run_dirs_under
 
 MAX_RUNS = 200  # runs embedded below a pool or training output (the rest are listed, not embedded)
@@ -56,7 +57,9 @@ def _table(title: str, columns: list[str], rows: list[list[Any]], **more: Any) -
 
 
 def _embed_runs(page: PageData, path: Path) -> None:
-    for run_path in run_dirs_under(path, depth=5)[:MAX_RUNS]:
+    """Every run below ``path`` (at most :data:`MAX_RUNS`) not already on the page."""
+    shown = {r["run_id"] for r in page.runs}
+    for run_path in [p for p in run_dirs_under(path, depth=5) if p.name not in shown][:MAX_RUNS]:
         meta, episodes = read_run(run_path)
         page.add_run(meta, episodes, label=str(run_path.relative_to(path)))
 
@@ -253,6 +256,8 @@ def load_training(path: Path) -> PageData:
         sections += markdown_tables(report.read_text(encoding="utf-8"), str(report.relative_to(path)))
     sections += _decision_table(path)
     page.extra = {"sections": sections}
+    if (path / "runs" / "paired").is_dir():  # experiment r1: each method's patch rerun against its baseline
+        page.extra["improve"] = paired_section(page, path, {})
     _embed_runs(page, path)
     return page
 

@@ -22,7 +22,12 @@ from reharness.view.runs import read_run, run_dirs_under
 
 
 def is_improve_dir(path: Path) -> bool:
-    return (path / "result.json").is_file() and (path / "runs").is_dir()
+    """``improve --out``: a ``result.json`` with a candidate table and rounds (an experiment's has none)."""
+    try:
+        result = json.loads((path / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(result, dict) and "candidates" in result and "rounds" in result
 
 
 def divergence(base: EpisodeRecord, patched: EpisodeRecord) -> int | None:
@@ -67,35 +72,30 @@ def _key(meta: RunMeta) -> tuple[Any, ...]:
     return (meta.config.get("split"), meta.seed, meta.n)
 
 
-def load_improve(path: Path) -> PageData:
-    """The page of an improve output: every run it made, the candidates, and the pairs of each comparison."""
-    try:
-        result = json.loads((path / "result.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path / 'result.json'} cannot be read ({exc})") from exc
-    page = PageData(kind="improve", title=f"improve · {path.name}", source=str(path))
+def add_comparisons(
+    page: PageData, path: Path, candidates: list[dict[str, Any]], heldout_run: str = ""
+) -> list[dict[str, Any]]:
+    """Add every run under ``path/runs/baselines`` and ``path/runs/paired`` to ``page``; return one
+    comparison per paired run with a baseline (labelled ``heldout``, its candidate's id, or its run id)."""
     baselines = [read_run(d) for d in run_dirs_under(path / "runs" / "baselines")]
     paired = [read_run(d) for d in run_dirs_under(path / "runs" / "paired")]
-    heldout = result.get("heldout") or {}
-    heldout_run = Path(str(heldout.get("run_dir") or "")).name
-    candidates = result.get("candidates", [])
     base_rows: dict[str, list[int]] = {}
+    labels = [r["label"] for r in page.runs]
     for meta, episodes in baselines:
-        base_rows[meta.run_id] = page.add_run(meta, episodes, label=f"baseline {meta.config.get('split')}")
+        stem = f"baseline {meta.config.get('split')}"
+        same = sum(1 for seen in labels if seen == stem or seen.startswith(stem + " "))
+        label = f"{stem} {same + 1}" if same else stem  # later rounds' batches
+        labels.append(label)
+        base_rows[meta.run_id] = page.add_run(meta, episodes, label=label)
     comparisons: list[dict[str, Any]] = []
     for meta, episodes in paired:
         last = meta.harness.get("overlays", [])[-1]["id"] if meta.harness.get("overlays") else None
-        label = "heldout" if meta.run_id == heldout_run else None
-        if label is None:
-            label = next(
-                (
-                    str(c["id"])
-                    for c in candidates
-                    if c.get("patch_id") == last and meta.config.get("split") != "test"
-                ),
-                meta.run_id,
-            )
-        rows = page.add_run(meta, episodes, label=label)
+        run_label = "heldout" if meta.run_id == heldout_run else ""
+        if not run_label:
+            train_split = meta.config.get("split") != "test"
+            ids = [str(c["id"]) for c in candidates if c.get("patch_id") == last and train_split]
+            run_label = ids[0] if ids else meta.run_id
+        rows = page.add_run(meta, episodes, label=run_label)
         base = _matching_baseline(meta, baselines)
         if base is None:
             continue
@@ -120,25 +120,40 @@ def load_improve(path: Path) -> PageData:
             )
         comparisons.append(
             {
-                "label": label,
+                "label": run_label,
                 "run": meta.run_id,
                 "baseline_run": base_meta.run_id,
                 "patch": last,
                 "pairs": pairs,
             }
         )
-    code = _proposal_code(path)
-    page.extra = {
-        "improve": {
-            "config": result.get("config", {}),
-            "rounds": result.get("rounds", []),
-            "heldout": {k: v for k, v in heldout.items() if k not in ("cost",)} if heldout else None,
-            "candidates": candidates,
-            "accepted_patch": result.get("patch_path"),
-            "comparisons": comparisons,
-            "patches": code,
-        }
+    return comparisons
+
+
+def paired_section(page: PageData, path: Path, result: dict[str, Any]) -> dict[str, Any]:
+    """The ``improve`` part of a page's data: rounds, held-out result, candidates, comparisons, patch code."""
+    heldout = result.get("heldout") or {}
+    candidates = result.get("candidates", [])
+    comparisons = add_comparisons(page, path, candidates, Path(str(heldout.get("run_dir") or "")).name)
+    return {
+        "config": result.get("config", {}),
+        "rounds": result.get("rounds", []),
+        "heldout": {k: v for k, v in heldout.items() if k not in ("cost",)} if heldout else None,
+        "candidates": candidates,
+        "accepted_patch": result.get("patch_path"),
+        "comparisons": comparisons,
+        "patches": _proposal_code(path),
     }
+
+
+def load_improve(path: Path) -> PageData:
+    """The page of an improve output: every run it made, the candidates, and the pairs of each comparison."""
+    try:
+        result = json.loads((path / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path / 'result.json'} cannot be read ({exc})") from exc
+    page = PageData(kind="improve", title=f"improve · {path.name}", source=str(path))
+    page.extra = {"improve": paired_section(page, path, result)}
     return page
 
 

@@ -329,6 +329,7 @@
   const TABS = [];
   if (DATA.kind === "improve") TABS.push(["paired", "paired view", pairedTab]);
   if (DATA.sections) TABS.push([DATA.kind, DATA.kind, sectionsTab]);
+  if (DATA.kind !== "improve" && DATA.improve && DATA.improve.comparisons.length) TABS.push(["paired", "paired view", pairedTab]);
   if (ROWS.length || !TABS.length) TABS.push(["episodes", "episodes", runTab]);
   function render() {
     const s = state();

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from view_outputs import POOL, TRAINING
 
-from reharness.view import build_page, render_html
+from reharness.view import PageData, build_page, render_html
 from reharness.view.browser import Browser, find_chromium
 from reharness.view.runs import read_run
 
@@ -186,3 +186,18 @@ def test_an_experiment_page_has_its_sections_and_a_paired_tab(
     assert (
         count(browser, "tr.pair-row") == result["heldout"]["n"] and count(browser, "#pair .step.diverge") == 2
     )
+
+
+def test_trajectory_text_stays_text(browser: Browser, runs: dict[str, Path], tmp_path: Path) -> None:
+    nasty = '"><b id="injected">x</b><script>document.title="pwned"</script>'
+    meta, episodes = read_run(runs["random"])
+    episode = episodes[0].model_copy(update={"task_id": nasty, "task_type": nasty, "instruction": nasty})
+    episode.steps[0] = episode.steps[0].model_copy(update={"observation": nasty, "action": nasty})
+    page = PageData(kind="run", title="t", source="s")
+    page.add_run(meta, [episode])
+    out = tmp_path / "nasty.html"
+    out.write_text(render_html(page), encoding="utf-8")
+    load(browser, out, "#ep=0")
+    assert count(browser, "#injected") == 0 and browser.evaluate("document.title") == "t"
+    assert nasty in texts(browser, "#episode .step .field.obs pre")[0]
+    assert browser.evaluate("document.querySelector('.cell').title").startswith(nasty)

@@ -31,6 +31,7 @@
     }
     return node;
   }
+  const escapeAttr = (s) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   const pct = (x) => (100 * x).toFixed(1) + "%";
   const fmt = (x) => (typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toFixed(3)) : String(x ?? ""));
   function state() { return Object.fromEntries(new URLSearchParams(location.hash.slice(1))); }
@@ -104,7 +105,7 @@
       const r = ROWS[i];
       const cur = String(i) === s.ep ? " current" : "";
       const tip = `${r[C.task]} · ${r[C.type]} · ${r[C.termination]} · ${r[C.codes].join(", ")}`;
-      return `<div class="cell ${outcomeOf(r)}${cur}" data-row="${i}" title="${tip.replace(/"/g, "&quot;")}"></div>`;
+      return `<div class="cell ${outcomeOf(r)}${cur}" data-row="${i}" title="${escapeAttr(tip)}"></div>`;
     });
     box.innerHTML = parts.join("");  // one assignment: fast for 10,000 cells
     box.addEventListener("click", (e) => { const row = e.target.dataset.row; if (row) go({ ep: row }); });
@@ -142,7 +143,7 @@
     const context = el("details", { class: "context" },
       el("summary", {}, `context shown to the model (digest ${step.ctx || "—"})`),
       el("div", { class: "field" }, el("label", {}, "task"), el("pre", {}, d.instruction)),
-      k === 0 || k <= 5 ? el("div", { class: "field" }, el("label", {}, "initial observation"), el("pre", {}, d.initial)) : null,
+      k <= 5 ? el("div", { class: "field" }, el("label", {}, "initial observation"), el("pre", {}, d.initial)) : null,
       history.map((h) => el("div", { class: "field" }, el("label", {}, `step ${h.i}: ${h.action ?? h.parsed ?? "(no action)"}`),
         el("pre", {}, h.obs || ""))));
     const byPoint = {};

@@ -61,6 +61,7 @@ FORBIDDEN = {
     "failures": {"engineer", "training", "experiments", "cli"},
     "engineer": {"training", "experiments", "cli"},
     "training": {"experiments", "cli"},
+    "view": {"cli"},  # the viewer reads what the layers below wrote; only the cli sits above it
 }
 
 

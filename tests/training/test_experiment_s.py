@@ -79,6 +79,7 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_pa
     args = ["experiment", "s", *MICRO, "--agent", f"hf:{micro_policy}", "--pool", str(shop_pool)]
     result = CliRunner().invoke(app, [*args, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
+    assert "eval shop/start" in result.stderr and " eta " in result.stderr  # the test episodes' progress bars
     data = json.loads(result.stdout)
     assert set(data) == {"rows", "rank1", "average", "equal_rollouts"}
     assert all(set(r) == {"method", "env", "success", "ci_low", "ci_high", "rollouts"} for r in data["rows"])

@@ -221,7 +221,7 @@ def run_s(
     for env in config.envs:
         siblings[env] = ensure_pool(config, env, notify)
         training[env] = train_env(config, env, siblings[env], progress, notify)
-        records += evaluate_env(config, env, training[env], siblings[env], notify)
+        records += evaluate_env(config, env, training[env], siblings[env], notify, progress)
     result = aggregate(config, records, training, siblings)
     (out / "result.json").write_text(json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     write_report(result, out)

@@ -71,7 +71,12 @@ def _model_dir(config: SConfig, env: str, method: str, training: dict[str, dict[
 
 
 async def _run(
-    config: SConfig, env: str, model_dir: Path, label: str, route_pool: Path | None
+    config: SConfig,
+    env: str,
+    model_dir: Path,
+    label: str,
+    route_pool: Path | None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
 ) -> tuple[list[EpisodeRecord], dict[str, int]]:
     """The test episodes of the policy in ``model_dir`` (Rank-1 routed when ``route_pool`` is given)."""
     from reharness.failures import failure_codes
@@ -86,7 +91,9 @@ async def _run(
     runs = Path(config.out) / env / "runs"
     try:
         if route_pool is None:
-            result = await run_batch(spec, agent, Harness.base(env), runs, annotate=failure_codes)
+            result = await run_batch(
+                spec, agent, Harness.base(env), runs, annotate=failure_codes, on_episode=on_episode
+            )
             return result.episodes, {}
         from reharness.pool.pool import load_pool
         from reharness.pool.profile import load_profile
@@ -94,7 +101,9 @@ async def _run(
 
         pool = load_pool(route_pool)
         route = Rank1Route(pool, load_profile(pool), max_workers=min(8, config.concurrency))
-        result = await run_batch(spec, agent, Harness(pool.h0), runs, annotate=failure_codes, route=route)
+        result = await run_batch(
+            spec, agent, Harness(pool.h0), runs, annotate=failure_codes, route=route, on_episode=on_episode
+        )
         return result.episodes, route.routing(result.episodes)
     finally:
         await agent.close()
@@ -106,8 +115,10 @@ def evaluate_env(
     training: dict[str, dict[str, Any]],
     has_siblings: bool,
     notify: Callable[[str], None],
+    progress: Callable[[str, int, int, dict[str, float]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """The evaluation records of ``env``: ``start``, every trained method and Rank-1 (loaded or run)."""
+    """The evaluation records of ``env``: ``start``, every trained method and Rank-1 (loaded or run);
+    ``progress`` (stage, episodes done, total, {}) is told as each test episode finishes (the CLI's bars)."""
     from reharness.pool.policy_ref import weights_hash
 
     path = Path(config.out) / EVAL_FILE
@@ -133,7 +144,14 @@ def evaluate_env(
         alias = training.get(policy, {}).get("alias") if policy != START else None
         label = f"s-{alias or policy}@{weights}"  # an alias reuses its original's stored run
         route_pool = config.pool_for(env) if routed else None
-        episodes, routing = asyncio.run(_run(config, env, model_dir, label, route_pool))
+        finished = [0]
+
+        def on_episode(_: EpisodeRecord, stage: str = f"eval {key}", count: list[int] = finished) -> None:
+            count[0] += 1
+            if progress is not None:
+                progress(stage, count[0], config.test_n, {})
+
+        episodes, routing = asyncio.run(_run(config, env, model_dir, label, route_pool, on_episode))
         record = {
             "key": key,
             "env": env,

@@ -31,6 +31,7 @@ def test_r1_prints_the_contract_and_writes_the_report(
     monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy-m", lambda: ClumsySolver(calls=calls))
     result = CliRunner().invoke(app, ["experiment", "r1", *MICRO, "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.stderr
+    assert "evaluate (test batches)" in result.stderr and " eta " in result.stderr  # the evaluation's bar
     data = json.loads(result.stdout)
     assert set(data) == {"rows", "average"} and set(data["average"]) == set(METHODS)
     rows = {r["method"]: r for r in data["rows"]}

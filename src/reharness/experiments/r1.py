@@ -105,7 +105,7 @@ def run_r1(
     _check_same_experiment(out, config)
     (out / "r1_config.json").write_text(json.dumps(config.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     training = train(config, agents, notify, progress)
-    records = asyncio.run(Evaluator(config, agents, notify).run())
+    records = asyncio.run(Evaluator(config, agents, notify, progress=progress).run())
     rows, average = aggregate(config, records)
     result = R1Result(config=config, rows=rows, average=average, training=training)
     if config.transfer_agent:

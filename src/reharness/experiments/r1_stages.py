@@ -242,8 +242,9 @@ class Evaluator:
         *,
         agent_spec: str | None = None,
         out: Path | None = None,
+        progress: Callable[[str, int, int, dict[str, float]], None] | None = None,
     ) -> None:
-        self.config, self.notify = config, notify
+        self.config, self.notify, self.progress = config, notify, progress
         self.agent_spec = agent_spec or config.agent
         self.out = out or Path(config.out)
         self.train_dir = Path(config.out) / "train"
@@ -269,9 +270,15 @@ class Evaluator:
             if not all(f"{env}/{index}/{m}" in done for m in METHODS)
         ]
 
+        finished = [0]
+
         async def one(batch: tuple[str, int]) -> list[dict[str, Any]]:
             self.notify(f"evaluate: {batch[0]} test batch {batch[1] + 1}/{n}")
-            return await self.batch(*batch, done)
+            records = await self.batch(*batch, done)
+            finished[0] += 1
+            if self.progress is not None:  # the CLI's bar over the test batches left, with an eta
+                self.progress("evaluate (test batches)", finished[0], len(todo), {})
+            return records
 
         try:
             await record_units(todo, self.config.batch_concurrency, one, done, path)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from view_outputs import POOL, TRAINING
+from view_outputs import POOL, TRAINING, improve_dir_fixture, runs_fixture  # noqa: F401 - the fixtures improve_dir, runs
 
 from reharness.view import PageData, build_page, render_html
 from reharness.view.browser import Browser, find_chromium

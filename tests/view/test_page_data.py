@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from view_outputs import POOL, ROOT, TRAINING
+from view_outputs import POOL, ROOT, TRAINING, improve_dir_fixture, runs_fixture  # noqa: F401 - the fixtures improve_dir, runs
 
 from reharness.cli.main import app
 from reharness.cli.view_cmd import serve

@@ -41,15 +41,9 @@ CASES: list[tuple[str, str | None, tuple[str, ...]]] = [
 
 
 def _harness(env: str, stem: str | None) -> Any:
-    from importlib import resources
+    from reharness.runtime.harness import Harness, base_harness_config
 
-    from reharness.runtime.harness import Harness, load_harness_config
-
-    if stem is None:
-        return Harness.base(env)
-    resource = resources.files("reharness.runtime").joinpath("harnesses", f"{stem}.yaml")
-    with resources.as_file(resource) as path:
-        return Harness(load_harness_config(path, env))
+    return Harness(base_harness_config(env, None if stem is None else stem.split("-")[-1]))
 
 
 async def _run(env: str, agent_spec: str, harness: Any, out: Path, overlays: tuple[Any, ...] = ()) -> Any:
@@ -103,7 +97,9 @@ def case_digests(env: str, stem: str | None, agents: tuple[str, ...]) -> dict[st
             row: dict[str, Any] = {
                 "digest": result.digest,
                 "success": [e.success for e in episodes],
-                "findings": [[(f.code.value, list(f.steps), f.detail) for f in findings(e)] for e in episodes],
+                "findings": [
+                    [(f.code.value, list(f.steps), f.detail) for f in findings(e)] for e in episodes
+                ],
                 "signals": stable_hash([signals(e) for e in episodes]),
             }
             if any(not e.success or e.score < 1 for e in episodes):
@@ -124,8 +120,11 @@ def demo_digests(env: str) -> str:
     demos, stats = render_demos(env, 4, seed=0, perturb_prob=0.5, thoughts=True)
     recipe = recipe_for(env, "S")
     return stable_hash(
-        {"demos": [(d.task_id, d.seed, d.as_dicts(), d.supervised, d.success) for d in demos],
-         "stats": (stats.episodes, stats.successes, stats.turns, stats.supervised_turns, stats.extra), "recipe": recipe.model_dump()}
+        {
+            "demos": [(d.task_id, d.seed, d.as_dicts(), d.supervised, d.success) for d in demos],
+            "stats": (stats.episodes, stats.successes, stats.turns, stats.supervised_turns, stats.extra),
+            "recipe": recipe.model_dump(),
+        }
     )
 
 

@@ -62,7 +62,7 @@ class TextEnvLike(Protocol):
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict]: ...
+    ) -> tuple[str, dict[str, Any]]: ...
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]: ...
 
@@ -115,6 +115,12 @@ class EnvKit:
         """A fresh environment of this kit (unwrapped)."""
         env = self.env_factory()(**kwargs)
         return getattr(env, "unwrapped", env)
+
+    def run_metrics(self, results: Sequence[tuple[str, bool]]) -> dict[str, Any]:
+        """Environment-specific metrics of a run from its ``(task_id, success)`` pairs (the env class's
+        ``run_metrics``, e.g. apps' TGC/SGC); none when the environment defines none."""
+        metrics = getattr(self.env_factory(), "run_metrics", None)
+        return dict(metrics(results)) if callable(metrics) else {}
 
     def harness_text(self, name: str | None = None) -> str | None:
         """The YAML text of harness ``name`` (default: the base harness), or None when the kit ships none."""

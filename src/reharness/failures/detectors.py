@@ -45,6 +45,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reharness.core.errors import DataError
+from reharness.envs.registry import find_kit
 from reharness.failures import apps_evidence
 from reharness.failures.codes import FailureCode
 from reharness.failures.evidence import (
@@ -139,6 +141,7 @@ def findings(record: EpisodeRecord) -> list[Finding]:
         add(FailureCode.EDIT_ERROR, edits, f"{len(edits)} edit(s) refused")
     if record.env == "apps":
         _apps_findings(record, add)
+    _kit_findings(record, add)
     hooks = [s.index for s in steps if s.hook_errors]
     add(FailureCode.HOOK_ERROR, hooks, f"{sum(len(s.hook_errors) for s in steps)} hook error(s)")
     for flag, code in (("policy_error", FailureCode.POLICY_ERROR), ("env_error", FailureCode.ENV_ERROR)):
@@ -158,6 +161,33 @@ def findings(record: EpisodeRecord) -> list[Finding]:
                 "submitted, but the change does not resolve the issue",
             )
     return sorted(found, key=lambda f: f.code.value)
+
+
+def _kit_findings(record: EpisodeRecord, add: Any) -> None:
+    """The findings of the env's kit detectors (a kit that is not installed here adds none). A detector that
+    raises, or names a code outside the taxonomy, is a kit bug: reported as a ``DataError`` naming the kit."""
+    kit = find_kit(record.env)
+    if kit is None:
+        return
+    for detector in kit.detectors:
+        name = getattr(detector, "__name__", repr(detector))
+        try:
+            found = list(detector(record))
+        except Exception as exc:
+            raise DataError(
+                f"kit {kit.name!r}: detector {name} raised {type(exc).__name__}: {exc}",
+                hint=f"fix the detector in the kit ({kit.source})",
+            ) from exc
+        for f in found:
+            try:
+                code = FailureCode(str(f.code))
+            except ValueError:
+                known = ", ".join(c.value for c in FailureCode)
+                raise DataError(
+                    f"kit {kit.name!r}: detector {name} reports unknown failure code {f.code!r}",
+                    hint=f"use one of: {known}",
+                ) from None
+            add(code, list(f.steps), str(f.detail))
 
 
 def _apps_findings(record: EpisodeRecord, add: Any) -> None:

@@ -43,6 +43,7 @@ import yaml
 
 from reharness.core.errors import did_you_mean
 from reharness.core.hashing import stable_hash
+from reharness.envs.registry import BUILTIN_KITS, find_kit
 from reharness.patches.documents import format_error, parse_json, parse_text, read_text
 from reharness.patches.errors import PatchFormatError
 from reharness.patches.sandbox.r1_dialect import BLOCK_SEPARATOR, split_blocks
@@ -50,7 +51,7 @@ from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectErr
 
 SCHEMA_VERSION = "reharness-patch-v1"
 HARNESS_R1_SCHEMA = "harness-r1-patch-v1"
-ENV_NAMES: tuple[str, ...] = ("household", "shop", "db", "code", "apps")
+ENV_NAMES: tuple[str, ...] = tuple(BUILTIN_KITS)
 #: Harness-R1 benchmark name → reharness environment.
 R1_BENCHMARKS: dict[str, str] = {"alfworld": "household", "webshop": "shop", "dbbench": "db"}
 MAX_R1_ACTIONS = 12
@@ -110,9 +111,11 @@ def _env(value: Any, source: str, field_name: str = "env") -> str | None:
         return None
     name = str(value).lower() if isinstance(value, str) else value
     name = R1_BENCHMARKS.get(name, name) if isinstance(name, str) else name
-    if name not in ENV_NAMES:
+    if name not in ENV_NAMES and (not isinstance(name, str) or find_kit(name) is None):
         known = list(ENV_NAMES) + list(R1_BENCHMARKS)
-        fix = did_you_mean(str(value), known) + "; or null for any environment"
+        fix = (
+            did_you_mean(str(value), known) + "; or the name of an installed kit; or null for any environment"
+        )
         raise format_error(source, field_name, f"unknown environment {value!r}", fix, "unknown_env")
     return str(name)
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from reharness.core.errors import ConfigError, did_you_mean
+from reharness.envs.registry import BUILTIN_KITS
 from reharness.patches.model import Patch
 from reharness.runtime.effects import HOOK_POINTS, MAX_SKILLS, MAX_TEXT_CHARS
 
@@ -84,6 +85,12 @@ class Operator(ABC):
     #: Numeric parameters a repair program may set to any value in ``[low, high]`` (ints stay ints), beyond
     #: the discrete :meth:`space` the teacher samples from.
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    #: A generic repair (reads only the generic ``ctx``): it also applies to every environment that is not
+    #: one of the built-ins listed in :attr:`envs` (a user's kit, ``gym:ID``), with its generic defaults.
+    generic: ClassVar[bool] = False
+    #: The repair direction a kit's operator belongs to (``pool/directions.yaml``); None for the shipped
+    #: operators, whose directions are listed there.
+    direction: ClassVar[str | None] = None
 
     @abstractmethod
     def space(self, env: str) -> ParamSpace:
@@ -94,7 +101,7 @@ class Operator(ABC):
         """Hook point → fragment for complete, checked ``params``."""
 
     def applies_to(self, env: str) -> bool:
-        return env in self.envs
+        return env in self.envs or (self.generic and env not in BUILTIN_KITS)
 
     def defaults(self, env: str) -> dict[str, Any]:
         return {key: values[0] for key, values in self.space(env).items()}

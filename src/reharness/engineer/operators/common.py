@@ -40,6 +40,7 @@ class SnapToAdmissible(Operator):
     codes = ("invalid_action", "format_error")
     envs = ("household", "shop")
     signals = ("invalid_actions", "nothing_happens")
+    generic = True
     priority = 20
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"cutoff": (0.5, 0.95)}
 
@@ -105,6 +106,7 @@ LOOP_ADVICE = {
     "db": "Do something different: inspect the table, change or relax the condition, or give your final "
     "answer if you already have it.",
 }
+GENERIC_LOOP_ADVICE = "Do something different: try an action you have not tried yet."
 
 
 class LoopBreaker(Operator):
@@ -114,6 +116,7 @@ class LoopBreaker(Operator):
     codes = ("repeated_action", "no_progress", "step_limit")
     envs = ("household", "shop", "db")
     signals = ("repeated_actions", "repeated_observations", "repeated_sql", "repeated_clicks")
+    generic = True
     priority = 30
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"repeats": (2, 8), "window": (2, 12)}
 
@@ -126,7 +129,7 @@ class LoopBreaker(Operator):
         return {"repeats": (3, 2, 4), "window": (6, 4, 8), "mode": modes}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        advice = LOOP_ADVICE[env]
+        advice = LOOP_ADVICE.get(env, GENERIC_LOOP_ADVICE)
         if params["mode"] == "hint":
             code = fill(LOOP_HINT, window=params["window"], repeats=params["repeats"], advice=advice)
             return {"after_feedback": Fragment("loop_breaker", code)}
@@ -193,6 +196,7 @@ class GoalReminder(Operator):
     codes = ("no_progress", "step_limit", "wrong_answer")
     envs = ("household", "shop", "db")
     signals = ("step_limit_hit",)
+    generic = True
     priority = 70
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"every": (2, 12)}
     weight = 0.5  # generic: it helps a little with anything, so specific repairs should win
@@ -201,7 +205,7 @@ class GoalReminder(Operator):
         return {"every": (5, 3, 8), "on_failure": (True, False), "progress": (True, False)}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        progress = PROGRESS[env] if params["progress"] else ()
+        progress = PROGRESS.get(env, ()) if params["progress"] else ()
         failed = GOAL_FAILED if params["on_failure"] else "    failed = False\n"
         code = fill(GOAL, {"FAILED": failed}, every=params["every"], progress=progress)
         return {"before_decision": Fragment("goal_reminder", code)}
@@ -230,6 +234,7 @@ class InvalidActionHint(Operator):
     codes = ("invalid_action",)
     envs = ("household", "shop")
     signals = ("invalid_actions", "nothing_happens")
+    generic = True
     priority = 60
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"shown": (1, 10), "streak": (1, 4)}
 
@@ -269,13 +274,14 @@ class FormatReminder(Operator):
     codes = ("format_error", "tool_error")
     envs = ("household", "shop", "db")
     signals = ("format_errors", "tool_errors")
+    generic = True
     priority = 65
 
     def space(self, env: str) -> ParamSpace:
         return {"style": ("example", "short")}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        message = FORMAT_MESSAGES[env] if params["style"] == "example" else FORMAT_SHORT
+        message = FORMAT_MESSAGES.get(env, FORMAT_SHORT) if params["style"] == "example" else FORMAT_SHORT
         # db's text protocol hands malformed replies to the env, which flags them invalid
         invalid = '    streak = max(streak, counters.get("invalid_streak") or 0)\n' if env == "db" else ""
         code = fill(FORMAT, {"INVALID": invalid}, message=message)

@@ -23,6 +23,7 @@ from reharness.engineer.operators.db import (
 )
 from reharness.engineer.operators.knobs import ShowAdmissible, StepWarning
 from reharness.engineer.operators.shop import PurchaseGuard, SearchDedupe, StallBreaker
+from reharness.envs.registry import find_kit
 
 #: Every operator, in a stable order (the order used for ties and listings).
 OPERATORS: tuple[Operator, ...] = (
@@ -51,21 +52,29 @@ KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())
 _BY_NAME = {op.name: op for op in OPERATORS + KNOBS}
 
 
-def get_operator(name: str) -> Operator:
-    """The operator (or config knob) called ``name``."""
-    try:
+def kit_operators(env: str | None) -> tuple[Operator, ...]:
+    """The operators ``env``'s kit brings (none for an unknown environment or no environment)."""
+    kit = find_kit(env) if env else None
+    return tuple(kit.operators) if kit is not None else ()
+
+
+def get_operator(name: str, env: str | None = None) -> Operator:
+    """The operator (or config knob) called ``name``: a shipped one, or one of ``env``'s kit."""
+    if name in _BY_NAME:
         return _BY_NAME[name]
-    except KeyError:
-        raise UnknownNameError(
-            f"unknown repair operator {name!r}", hint=did_you_mean(name, list(_BY_NAME))
-        ) from None
+    own = {op.name: op for op in kit_operators(env)}
+    if name in own:
+        return own[name]
+    raise UnknownNameError(
+        f"unknown repair operator {name!r}", hint=did_you_mean(name, [*_BY_NAME, *own])
+    ) from None
 
 
 def operators_for(env: str) -> list[Operator]:
-    """The operators that apply to ``env``, in :data:`OPERATORS` order."""
-    return [op for op in OPERATORS if op.applies_to(env)]
+    """The operators that apply to ``env``: the shipped ones in :data:`OPERATORS` order, then its kit's."""
+    return [op for op in OPERATORS + kit_operators(env) if op.applies_to(env)]
 
 
 def program_operators(env: str) -> list[Operator]:
     """What a repair program may use in ``env``: the operators, then the config knobs."""
-    return [op for op in OPERATORS + KNOBS if op.applies_to(env)]
+    return [op for op in OPERATORS + kit_operators(env) + KNOBS if op.applies_to(env)]

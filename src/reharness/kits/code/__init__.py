@@ -1,4 +1,4 @@
-"""The ``code`` kit: SWE-Gym-like packages with injected bugs; ``--data`` loads SWE-bench / SWE-Gym instances."""
+"""The ``code`` kit: SWE-Gym-like packages with injected bugs; ``--data`` loads SWE-bench task files."""
 
 from pathlib import Path
 from typing import Any

@@ -1,4 +1,4 @@
-"""The ``shop`` kit: a WebShop-like catalogue with BM25 search and WebShop's reward (Harness-R1's ``webshop``)."""
+"""The ``shop`` kit: a WebShop-like catalogue, BM25 search and WebShop's reward (Harness-R1's ``webshop``)."""
 
 from reharness.envs.kit import EnvKit
 

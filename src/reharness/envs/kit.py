@@ -17,8 +17,13 @@ read it fall back to the generic behaviour when a kit leaves it out:
 - ``signals``: a function ``record -> dict`` of environment-specific runtime signals for packets.
 - ``operators``: repair operators (:class:`reharness.engineer.operators.Operator`), each naming the
   ``direction`` it repairs along; they join the generic operators for this environment.
+- ``generic_operators``: the names of the generic operators and config knobs that apply (None: all of
+  them; ``()``: none, for an environment whose ``ctx`` they cannot read);
+- ``operator_settings``: ``operator name -> settings`` that tune a generic operator to this environment
+  (loop breaker ``advice`` and ``modes``, snap ``cutoffs`` and ``skip_prefix``, goal reminder ``progress``
+  paths, format reminder ``message`` and ``count_invalid``, step warning ``advice``);
 - ``ctx_fields``: the fields hooks see in ``ctx`` beyond the generic ones, ``name -> type``
-  (``int``/``float``/``bool``/``str``); repair programs may condition on them.
+  (``int``/``bool``/``str``); repair programs may condition on them (``state.x`` for a nested field).
 - ``mask``: a function ``text -> text`` that hides answers in failure packets (gold values must not leak).
 - ``data_loader``: a function ``(path, env_options) -> env keyword arguments`` for ``--data`` (real task
   files); without one, ``--data`` is refused for the kit.
@@ -47,7 +52,7 @@ from typing import Any, Protocol, runtime_checkable
 from reharness.core.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:/-]*$")
-_CTX_TYPES = frozenset({"int", "float", "bool", "str"})
+_CTX_TYPES = frozenset({"int", "bool", "str"})
 
 
 @runtime_checkable
@@ -90,6 +95,8 @@ class EnvKit:
     detectors: Sequence[Detector] = ()
     signals: Callable[[Any], Mapping[str, Any]] | None = None
     operators: Sequence[Any] = ()
+    generic_operators: Sequence[str] | None = None
+    operator_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     ctx_fields: Mapping[str, str] = field(default_factory=dict)
     mask: Callable[[str], str] | None = None
     data_loader: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from reharness.core.hashing import derive_seed
 from reharness.engineer.base import Engineer, Proposal, finish_patch, render_reply
 from reharness.engineer.operators.base import MAX_OPERATORS, Operator, merge
-from reharness.engineer.operators.registry import OPERATORS
+from reharness.engineer.operators.registry import GENERIC
 from reharness.engineer.program import render_program
 from reharness.envs.registry import find_kit
 from reharness.runtime.effects import HOOK_POINTS
@@ -66,7 +66,7 @@ class OperatorEngineer(Engineer):
     def __init__(
         self, operators: Sequence[Operator] | None = None, max_operators: int = MAX_OPERATORS
     ) -> None:
-        self.operators = tuple(operators if operators is not None else OPERATORS)
+        self.operators = tuple(operators if operators is not None else GENERIC)
         self.with_kit_operators = operators is None
         self.max_operators = max(1, min(max_operators, MAX_OPERATORS))
 

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.envs.kit import EnvKit
+from reharness.kits.code.operators import EditErrorHint, FailingTestHint, SubmitGuard
 
 
 def load_data(path: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -18,6 +19,8 @@ KIT = EnvKit(
     summary="SWE-Gym-like: generated packages with injected bugs, SWE-agent tools, FAIL_TO_PASS grading",
     gym_id="reharness/Code-v0",
     harnesses={"base": "reharness.kits.code:harness.yaml", "fc": "reharness.kits.code:harness-fc.yaml"},
+    operators=(SubmitGuard(), FailingTestHint(), EditErrorHint()),
+    generic_operators=(),
     data_loader=load_data,
     invalid_is_format=True,
 )

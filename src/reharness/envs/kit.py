@@ -24,7 +24,11 @@ read it fall back to the generic behaviour when a kit leaves it out:
   paths, format reminder ``message`` and ``count_invalid``, step warning ``advice``);
 - ``ctx_fields``: the fields hooks see in ``ctx`` beyond the generic ones, ``name -> type``
   (``int``/``bool``/``str``); repair programs may condition on them (``state.x`` for a nested field).
-- ``mask``: a function ``text -> text`` that hides answers in failure packets (gold values must not leak).
+- ``action_key``: a function ``action -> key``: two actions with the same key are "the same action" for the
+  repeated-action detector and signals (db: the SQL statement, not the reasoning around it).
+- ``mask_rules``: what failure packets hide (:class:`reharness.failures.text.MaskRule`: answers, ids).
+- ``leakage``: a function ``text -> iterable of (kind, value)`` naming task-specific facts a patch must not
+  copy (kinds ``product_ids``, ``object_instances``).
 - ``data_loader``: a function ``(path, env_options) -> env keyword arguments`` for ``--data`` (real task
   files); without one, ``--data`` is refused for the kit.
 - ``invalid_is_format``: the environment's only invalid actions are replies outside its text format (db's
@@ -98,7 +102,9 @@ class EnvKit:
     generic_operators: Sequence[str] | None = None
     operator_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     ctx_fields: Mapping[str, str] = field(default_factory=dict)
-    mask: Callable[[str], str] | None = None
+    action_key: Callable[[str], str] | None = None
+    mask_rules: Sequence[Any] = ()
+    leakage: Callable[[str], Iterable[tuple[str, str]]] | None = None
     data_loader: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
     invalid_is_format: bool = False
     r1_benchmark: str | None = None
@@ -160,7 +166,7 @@ class EnvKit:
         for i, detector in enumerate(self.detectors):
             if not callable(detector):
                 problems.append(f"detectors[{i}] is not callable (a function record -> findings)")
-        for key in ("signals", "mask", "data_loader", "r1_adapter"):
+        for key in ("signals", "action_key", "leakage", "data_loader", "r1_adapter"):
             value = getattr(self, key)
             if value is not None and not callable(value):
                 problems.append(f"{key} must be a function or None")

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.envs.kit import EnvKit
+from reharness.kits.code import failures
 from reharness.kits.code.operators import EditErrorHint, FailingTestHint, SubmitGuard
 
 
@@ -19,6 +20,8 @@ KIT = EnvKit(
     summary="SWE-Gym-like: generated packages with injected bugs, SWE-agent tools, FAIL_TO_PASS grading",
     gym_id="reharness/Code-v0",
     harnesses={"base": "reharness.kits.code:harness.yaml", "fc": "reharness.kits.code:harness-fc.yaml"},
+    detectors=(failures.detect,),
+    signals=failures.signals,
     operators=(SubmitGuard(), FailingTestHint(), EditErrorHint()),
     generic_operators=(),
     data_loader=load_data,

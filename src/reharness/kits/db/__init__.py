@@ -3,6 +3,7 @@
 from typing import Any
 
 from reharness.envs.kit import EnvKit
+from reharness.kits.db import failures
 from reharness.kits.db.operators import (
     AnswerGrounding,
     AnswerGuard,
@@ -42,6 +43,10 @@ KIT = EnvKit(
     summary="DBBench on SQLite: generated tables or real AgentBench files; text or tool-call protocol",
     gym_id="reharness/DB-v0",
     harnesses={"base": "reharness.kits.db:harness.yaml", "fc": "reharness.kits.db:harness-fc.yaml"},
+    detectors=(failures.detect,),
+    signals=failures.signals,
+    action_key=failures.action_key,
+    mask_rules=failures.MASK_RULES,
     operators=(SqlErrorHint(), EmptyResultHint(), AnswerGuard(), AnswerGrounding(), SqlGuard()),
     generic_operators=GENERIC_OPERATORS,
     operator_settings=OPERATOR_SETTINGS,

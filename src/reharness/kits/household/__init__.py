@@ -3,6 +3,7 @@
 from typing import Any
 
 from reharness.envs.kit import EnvKit
+from reharness.kits.household import failures
 
 #: How the generic operators are tuned to household.
 OPERATOR_SETTINGS: dict[str, dict[str, Any]] = {
@@ -33,6 +34,8 @@ KIT = EnvKit(
     summary="ALFWorld-like rooms, receptacles and objects; six task types; admissible commands",
     gym_id="reharness/Household-v0",
     harnesses={"base": "reharness.kits.household:harness.yaml"},
+    signals=failures.signals,
+    leakage=failures.leakage,
     operator_settings=OPERATOR_SETTINGS,
     ctx_fields={"placed_count": "int", "target_found": "bool"},
     r1_benchmark="alfworld",

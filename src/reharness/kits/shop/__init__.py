@@ -3,6 +3,7 @@
 from typing import Any
 
 from reharness.envs.kit import EnvKit
+from reharness.kits.shop import failures
 from reharness.kits.shop.operators import PurchaseGuard, SearchDedupe, StallBreaker
 
 #: How the generic operators are tuned to shop.
@@ -29,6 +30,10 @@ KIT = EnvKit(
     summary="WebShop-like catalogue, BM25 search, item pages, WebShop reward",
     gym_id="reharness/Shop-v0",
     harnesses={"base": "reharness.kits.shop:harness.yaml"},
+    detectors=(failures.detect,),
+    signals=failures.signals,
+    mask_rules=failures.MASK_RULES,
+    leakage=failures.leakage,
     operators=(PurchaseGuard(), SearchDedupe(), StallBreaker()),
     operator_settings=OPERATOR_SETTINGS,
     ctx_fields={

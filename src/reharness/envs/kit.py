@@ -33,8 +33,8 @@ read it fall back to the generic behaviour when a kit leaves it out:
   files); without one, ``--data`` is refused for the kit.
 - ``invalid_is_format``: the environment's only invalid actions are replies outside its text format (db's
   SQL protocol): ``invalid_action`` steps count as ``format_error``.
-- ``r1_benchmark`` / ``r1_adapter``: the Harness-R1 benchmark name this environment stands for
-  (``alfworld``) and a factory ``(env, max_steps) -> adapter`` of the official ``ctx``.
+- ``r1_adapter``: the class (a :class:`reharness.runtime.r1.adapter.R1Adapter`) that builds Harness-R1's
+  official ``ctx`` for this environment; it names the benchmark (``alfworld``) and its conventions.
 - ``tiny_recipes``: ``size -> recipe`` of built-in tiny agents trained on the kit's solver.
 
 The environment (``env``) is a class or factory called with ``split``, ``max_steps`` and the harness's
@@ -107,7 +107,6 @@ class EnvKit:
     leakage: Callable[[str], Iterable[tuple[str, str]]] | None = None
     data_loader: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
     invalid_is_format: bool = False
-    r1_benchmark: str | None = None
     r1_adapter: Callable[..., Any] | None = None
     tiny_recipes: Mapping[str, Any] = field(default_factory=dict)
     #: Where the kit came from (``built-in``, ``entry point NAME (DIST)``, ``--env module:attr``, ``gym``);

@@ -11,6 +11,7 @@ from reharness.kits.db.operators import (
     SqlErrorHint,
     SqlGuard,
 )
+from reharness.kits.db.r1 import DBAdapter
 
 #: The generic operators that read db's ``ctx``, and how they are tuned to it.
 GENERIC_OPERATORS = ("loop_breaker", "goal_reminder", "format_reminder", "step_warning")
@@ -60,5 +61,5 @@ KIT = EnvKit(
     },
     data_loader=load_data,
     invalid_is_format=True,
-    r1_benchmark="dbbench",
+    r1_adapter=DBAdapter,
 )

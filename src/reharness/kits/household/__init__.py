@@ -4,6 +4,7 @@ from typing import Any
 
 from reharness.envs.kit import EnvKit
 from reharness.kits.household import failures
+from reharness.kits.household.r1 import HouseholdAdapter
 
 #: How the generic operators are tuned to household.
 OPERATOR_SETTINGS: dict[str, dict[str, Any]] = {
@@ -38,5 +39,5 @@ KIT = EnvKit(
     leakage=failures.leakage,
     operator_settings=OPERATOR_SETTINGS,
     ctx_fields={"placed_count": "int", "target_found": "bool"},
-    r1_benchmark="alfworld",
+    r1_adapter=HouseholdAdapter,
 )

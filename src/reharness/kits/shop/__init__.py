@@ -5,6 +5,7 @@ from typing import Any
 from reharness.envs.kit import EnvKit
 from reharness.kits.shop import failures
 from reharness.kits.shop.operators import PurchaseGuard, SearchDedupe, StallBreaker
+from reharness.kits.shop.r1 import ShopAdapter
 
 #: How the generic operators are tuned to shop.
 OPERATOR_SETTINGS: dict[str, dict[str, Any]] = {
@@ -43,5 +44,5 @@ KIT = EnvKit(
         "state.product_stall_turns": "int",
         "state.same_click_count": "int",
     },
-    r1_benchmark="webshop",
+    r1_adapter=ShopAdapter,
 )

@@ -68,6 +68,8 @@ class ShopAdapter(R1Adapter):
     """WebShop's ctx: ``action``, ``state``, ``task``, ``predicates``, ``webshop`` and the extras."""
 
     benchmark = "webshop"
+    tool_hint_target = "*"
+    shared_fields = frozenset({"observation", "max_step"})
 
     def __init__(self, env: Any, max_steps: int) -> None:
         super().__init__(env, max_steps)

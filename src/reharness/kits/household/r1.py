@@ -115,6 +115,9 @@ class HouseholdAdapter(R1Adapter):
     """ALFWorld's ctx: ``action``, ``state``, ``task``, ``predicates``, ``history``, ``world`` and extras."""
 
     benchmark = "alfworld"
+    tool_hint_target = "take_action"
+    shared_fields = frozenset({"observation", "admissible", "max_step"})
+    forbid_numbered_instances = True
 
     def __init__(self, env: Any, max_steps: int) -> None:
         super().__init__(env, max_steps)

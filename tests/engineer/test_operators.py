@@ -473,8 +473,8 @@ def test_sql_guard_blocks_a_statement_the_question_contradicts() -> None:
 
 
 def test_sql_guard_names_the_same_question_contradictions_as_the_demos() -> None:
-    """The hook embeds the rule table of :mod:`reharness.envs.db.intent`; it must judge like the module."""
-    from reharness.envs.db.intent import intent_problem
+    """The hook embeds the rule table of :mod:`reharness.kits.db.intent`; it must judge like the module."""
+    from reharness.kits.db.intent import intent_problem
     from reharness.patches.sandbox.supervisor import HookWorker
 
     cases = [

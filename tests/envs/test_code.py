@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from reharness.envs import make_env
-from reharness.envs.code import CodeEnv, CodeInstance, load_instances, run_tests
-from reharness.envs.code.diff import apply_diff, make_diff
-from reharness.envs.code.protocol import Command, render
-from reharness.envs.code.schema import tree_hash
-from reharness.envs.code.templates import BUG_KINDS
+from reharness.kits.code import CodeEnv, CodeInstance, load_instances, run_tests
+from reharness.kits.code.diff import apply_diff, make_diff
+from reharness.kits.code.protocol import Command, render
+from reharness.kits.code.schema import tree_hash
+from reharness.kits.code.templates import BUG_KINDS
 from reharness.runtime import EpisodeRunner, Harness, SolverAgent
 from reharness.runtime.harness import load_harness_config
 

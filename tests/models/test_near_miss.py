@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from reharness.envs.db.protocol import parse_action
+from reharness.kits.db.protocol import parse_action
 from reharness.models.tiny.demos import render_demos
 from reharness.models.tiny.interventions import InterventionRates, compact
 from reharness.models.tiny.near_miss import split_top_level, sql_near_miss

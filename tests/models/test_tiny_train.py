@@ -53,7 +53,7 @@ def test_household_perturbations_include_taking_the_goal_object_where_it_is_not(
     it) is among the perturbations, so demonstrations show the expert's way back from it."""
     import random
 
-    from reharness.envs.household import HouseholdEnv
+    from reharness.kits.household import HouseholdEnv
     from reharness.models.tiny.demos import perturbation
 
     env = HouseholdEnv(split="train")

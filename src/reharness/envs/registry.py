@@ -36,14 +36,14 @@ GYM_PREFIX = "gym:"
 #: so that registering them with gymnasium imports nothing. Each kit's other knowledge lives in its kit.
 BUILTIN_KITS: dict[str, tuple[str, str, str]] = {
     "household": (
-        "reharness.kits.household:KIT",
+        "reharness.kits.household.kit:KIT",
         "reharness/Household-v0",
-        "reharness.envs.household.env:HouseholdEnv",
+        "reharness.kits.household.env:HouseholdEnv",
     ),
-    "shop": ("reharness.kits.shop:KIT", "reharness/Shop-v0", "reharness.envs.shop.env:ShopEnv"),
-    "db": ("reharness.kits.db:KIT", "reharness/DB-v0", "reharness.envs.db.env:DBEnv"),
-    "code": ("reharness.kits.code:KIT", "reharness/Code-v0", "reharness.envs.code.env:CodeEnv"),
-    "apps": ("reharness.kits.apps:KIT", "reharness/Apps-v0", "reharness.envs.apps.env:AppsEnv"),
+    "shop": ("reharness.kits.shop.kit:KIT", "reharness/Shop-v0", "reharness.kits.shop.env:ShopEnv"),
+    "db": ("reharness.kits.db.kit:KIT", "reharness/DB-v0", "reharness.kits.db.env:DBEnv"),
+    "code": ("reharness.kits.code.kit:KIT", "reharness/Code-v0", "reharness.kits.code.env:CodeEnv"),
+    "apps": ("reharness.kits.apps.kit:KIT", "reharness/Apps-v0", "reharness.kits.apps.env:AppsEnv"),
 }
 
 

@@ -3,7 +3,7 @@
 The env's observations are stable text: an API error surfaces as the agent code's traceback ending in
 ``ApiError: Response status code is <status>:``; any other exception ends in ``<Name>: message``; a time-out
 says ``TimeoutError: execution exceeded``; the final observation carries the evaluation report with one
-``FAILED <test>: ...`` line per failed test (:mod:`reharness.envs.apps.grading`).
+``FAILED <test>: ...`` line per failed test (:mod:`reharness.kits.apps.grading`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from reharness.store.records import EpisodeRecord, StepRecord
 
 def code_command(action: str) -> str:
     """The command name of a code action (``str_replace``, ``submit``, …; empty when unreadable)."""
-    from reharness.envs.code.protocol import parse
+    from reharness.kits.code.protocol import parse
 
     return parse(action).name
 

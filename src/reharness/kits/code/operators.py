@@ -1,6 +1,6 @@
 """code operators: run the tests before submitting, show the failing tests after an edit, explain edit errors.
 
-They read the code env's ``ctx`` only (:mod:`reharness.envs.code.tracker`): ``state`` (``edits``,
+They read the code env's ``ctx`` only (:mod:`reharness.kits.code.tracker`): ``state`` (``edits``,
 ``edit_error_streak``, ``last_command``, ``last_error``, ``tests_run_since_edit``, ``last_tests``),
 ``files_viewed``, ``task.fail_to_pass`` (the visible failing tests; empty in hidden mode) and the proposed
 ``action`` (``command``). None of them knows the gold patch.

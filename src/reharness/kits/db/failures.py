@@ -37,7 +37,7 @@ class DbAction:
 
 def db_action(action: str) -> DbAction:
     """Parse a db action with the environment's own v0.2 parser."""
-    from reharness.envs.db.protocol import parse_action
+    from reharness.kits.db.protocol import parse_action
 
     parsed = parse_action(action)
     return DbAction(parsed.kind, parsed.sql, parsed.answer_raw.strip())

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from reharness.engineer.operators.base import Fragment, Operator, ParamSpace, fill
-from reharness.envs.db import intent as intent_rules
+from reharness.kits.db import intent as intent_rules
 
 HEADERS = """
 def remember_headers(ctx, nb):

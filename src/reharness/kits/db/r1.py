@@ -13,8 +13,8 @@ import ast
 import re
 from typing import Any
 
-from reharness.envs.db import protocol
-from reharness.envs.db.grading import answer_value
+from reharness.kits.db import protocol
+from reharness.kits.db.grading import answer_value
 from reharness.runtime.r1.adapter import Proposal, R1Adapter
 
 MUTATIONS = ("INSERT", "UPDATE", "DELETE")

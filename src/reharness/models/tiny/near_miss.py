@@ -17,8 +17,8 @@ import random
 import re
 from typing import Any
 
-from reharness.envs.db.protocol import format_sql, parse_action
-from reharness.envs.db.sqltext import tokenize
+from reharness.kits.db.protocol import format_sql, parse_action
+from reharness.kits.db.sqltext import tokenize
 
 _VALUES = re.compile(r"(\bVALUES\s*\()(.*)(\)\s*;?\s*)$", re.IGNORECASE | re.DOTALL)
 _SET = re.compile(r"\s+SET\s+.*?(?=\s+WHERE\s)", re.IGNORECASE | re.DOTALL)
@@ -32,7 +32,7 @@ _SWAPS = {"MIN": "MAX", "MAX": "MIN", "AVG": "SUM", "SUM": "AVG", "ASC": "DESC",
 
 def split_top_level(text: str) -> list[str]:
     """``text`` split at the commas outside string literals and quoted names (MySQL quoting: the db
-    env's own :func:`~reharness.envs.db.sqltext.tokenize`)."""
+    env's own :func:`~reharness.kits.db.sqltext.tokenize`)."""
     parts: list[list[str]] = [[]]
     for token in tokenize(text):
         if token.kind == "punct" and token.text == ",":

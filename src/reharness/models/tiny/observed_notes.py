@@ -17,8 +17,8 @@ from __future__ import annotations
 import random
 import re
 
-from reharness.envs.db.intent import intent_problem
-from reharness.envs.db.sqltext import SqlSyntaxError
+from reharness.kits.db.intent import intent_problem
+from reharness.kits.db.sqltext import SqlSyntaxError
 from reharness.models.tiny.near_miss import split_top_level
 
 _INSERT = re.compile(r"\((.*?)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
@@ -33,7 +33,7 @@ _KIND_TEXT = {
 
 def sql_problem(sql: str, columns: list[str], question: str = "") -> str | None:
     """The defect a hook can see in ``sql`` before running it, in words (None: none visible); with the
-    ``question``, also where the statement contradicts it (:mod:`reharness.envs.db.intent`)."""
+    ``question``, also where the statement contradicts it (:mod:`reharness.kits.db.intent`)."""
     low = " ".join(sql.lower().split())
     if low.count(" where ") > 1 or low.count(" from ") > 1 or low.count(" values ") > 1:
         return "a clause is written twice"

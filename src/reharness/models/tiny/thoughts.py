@@ -18,7 +18,7 @@ from typing import Any
 
 def household_thought(env: Any) -> str:
     """``goal … . have … . seen … . searched … .`` from the household's observed state."""
-    from reharness.envs.household.catalog import is_openable, kind_of
+    from reharness.kits.household.catalog import is_openable, kind_of
 
     task, state = env.task_fields(), env.runtime_state()
     target = task["target_type"]

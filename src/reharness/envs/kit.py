@@ -35,7 +35,8 @@ read it fall back to the generic behaviour when a kit leaves it out:
   SQL protocol): ``invalid_action`` steps count as ``format_error``.
 - ``r1_adapter``: the class (a :class:`reharness.runtime.r1.adapter.R1Adapter`) that builds Harness-R1's
   official ``ctx`` for this environment; it names the benchmark (``alfworld``) and its conventions.
-- ``tiny_recipes``: ``size -> recipe`` of built-in tiny agents trained on the kit's solver.
+- ``tiny``: the tiny-agent recipe (:class:`reharness.models.tiny.spec.TinySpec`: recipes by size and the
+  rules of the solver demonstrations they are trained on).
 
 The environment (``env``) is a class or factory called with ``split``, ``max_steps`` and the harness's
 ``env_options`` and returning a :class:`reharness.envs.base.TextEnv` (or any object with the same methods,
@@ -108,7 +109,7 @@ class EnvKit:
     data_loader: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
     invalid_is_format: bool = False
     r1_adapter: Callable[..., Any] | None = None
-    tiny_recipes: Mapping[str, Any] = field(default_factory=dict)
+    tiny: Any = None
     #: Where the kit came from (``built-in``, ``entry point NAME (DIST)``, ``--env module:attr``, ``gym``);
     #: set by the registry.
     source: str = "user"

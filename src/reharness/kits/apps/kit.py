@@ -3,6 +3,7 @@
 from reharness.envs.kit import EnvKit
 from reharness.kits.apps import failures
 from reharness.kits.apps.operators import ApiDocLookup, LoginFirst, PaginationReminder
+from reharness.kits.apps.tiny import TINY
 
 KIT = EnvKit(
     name="apps",
@@ -13,4 +14,5 @@ KIT = EnvKit(
     detectors=(failures.detect,),
     operators=(ApiDocLookup(), LoginFirst(), PaginationReminder()),
     generic_operators=(),
+    tiny=TINY,
 )

@@ -6,6 +6,7 @@ from typing import Any
 from reharness.envs.kit import EnvKit
 from reharness.kits.code import failures
 from reharness.kits.code.operators import EditErrorHint, FailingTestHint, SubmitGuard
+from reharness.kits.code.tiny import TINY
 
 
 def load_data(path: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -26,4 +27,5 @@ KIT = EnvKit(
     generic_operators=(),
     data_loader=load_data,
     invalid_is_format=True,
+    tiny=TINY,
 )

@@ -12,6 +12,7 @@ from reharness.kits.db.operators import (
     SqlGuard,
 )
 from reharness.kits.db.r1 import DBAdapter
+from reharness.kits.db.tiny import TINY
 
 #: The generic operators that read db's ``ctx``, and how they are tuned to it.
 GENERIC_OPERATORS = ("loop_breaker", "goal_reminder", "format_reminder", "step_warning")
@@ -62,4 +63,5 @@ KIT = EnvKit(
     data_loader=load_data,
     invalid_is_format=True,
     r1_adapter=DBAdapter,
+    tiny=TINY,
 )

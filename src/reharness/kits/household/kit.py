@@ -5,6 +5,7 @@ from typing import Any
 from reharness.envs.kit import EnvKit
 from reharness.kits.household import failures
 from reharness.kits.household.r1 import HouseholdAdapter
+from reharness.kits.household.tiny import TINY
 
 #: How the generic operators are tuned to household.
 OPERATOR_SETTINGS: dict[str, dict[str, Any]] = {
@@ -40,4 +41,5 @@ KIT = EnvKit(
     operator_settings=OPERATOR_SETTINGS,
     ctx_fields={"placed_count": "int", "target_found": "bool"},
     r1_adapter=HouseholdAdapter,
+    tiny=TINY,
 )

@@ -6,6 +6,7 @@ from reharness.envs.kit import EnvKit
 from reharness.kits.shop import failures
 from reharness.kits.shop.operators import PurchaseGuard, SearchDedupe, StallBreaker
 from reharness.kits.shop.r1 import ShopAdapter
+from reharness.kits.shop.tiny import TINY
 
 #: How the generic operators are tuned to shop.
 OPERATOR_SETTINGS: dict[str, dict[str, Any]] = {
@@ -45,4 +46,5 @@ KIT = EnvKit(
         "state.same_click_count": "int",
     },
     r1_adapter=ShopAdapter,
+    tiny=TINY,
 )

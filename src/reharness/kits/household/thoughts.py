@@ -12,7 +12,6 @@ which lists observed facts only), never hidden state, so they are learnable and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 
@@ -45,12 +44,3 @@ def household_thought(env: Any) -> str:
     parts.append("seen " + (", ".join(seen) if seen else "none"))
     parts.append("searched " + (", ".join(searched) if searched else "none"))
     return ". ".join(parts) + "."
-
-
-THOUGHTS: dict[str, Callable[[Any], str]] = {"household": household_thought}
-
-
-def thought_for(env_name: str, env: Any) -> str | None:
-    """The thought to write before the next action in ``env`` (None: this env has no thought renderer)."""
-    render = THOUGHTS.get(env_name)
-    return render(env) if render else None

@@ -115,10 +115,8 @@ def sql_near_miss(sql: str, columns: list[str], rng: random.Random) -> str | Non
     return rng.choice(candidates) if candidates else None
 
 
-def near_miss_action(env_name: str, env: Any, expert: str, rng: random.Random) -> str | None:
-    """The expert's action with one near-miss mistake (db SQL statements only; None elsewhere)."""
-    if env_name != "db":
-        return None
+def near_miss_action(env: Any, expert: str, rng: random.Random) -> str | None:
+    """The expert's action with one near-miss mistake (SQL statements only; None for an answer)."""
     parsed = parse_action(expert)
     if parsed.kind != "sql":
         return None

@@ -18,8 +18,8 @@ import random
 import re
 
 from reharness.kits.db.intent import intent_problem
+from reharness.kits.db.near_miss import split_top_level
 from reharness.kits.db.sqltext import SqlSyntaxError
-from reharness.models.tiny.near_miss import split_top_level
 
 _INSERT = re.compile(r"\((.*?)\)\s*VALUES\s*\((.*)\)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 _IDENT = re.compile(r"`([^`]+)`")
@@ -98,3 +98,23 @@ def observed_premature(after_error: bool, rng: random.Random) -> str:
             "nothing has been read from the table yet. Run a query first.",
         )
     )
+
+
+_SQL = re.compile(r"```sql\s*(.*?)\s*```", re.DOTALL)
+
+
+class ObservedSqlNotes:
+    """The db kit's observed notes (:class:`reharness.models.tiny.spec.ObservedNotes`)."""
+
+    def problem(self, reply: str, choices: list[str], instruction: str) -> str | None:
+        match = _SQL.search(reply)
+        return sql_problem(match.group(1) if match else reply.strip(), choices, instruction)
+
+    def block(self, problem: str | None, error: str, choices: list[str], rng: random.Random) -> str:
+        return observed_block(problem, error, choices, rng)
+
+    def hint(self, problem: str | None, error: str, choices: list[str], rng: random.Random) -> str:
+        return observed_hint(problem, error, choices, rng)
+
+    def premature(self, after_error: bool, rng: random.Random) -> str:
+        return observed_premature(after_error, rng)

@@ -367,7 +367,7 @@ def scripted(codes: list[str]) -> FunctionAgent:
 
 
 def test_solver_episodes_are_deterministic_under_both_harnesses(env: AppsEnv) -> None:
-    fc = Harness(load_harness_config("src/reharness/runtime/harnesses/apps-fc.yaml", "apps"))
+    fc = Harness(load_harness_config("src/reharness/kits/apps/harness-fc.yaml", "apps"))
     for harness in (Harness.base("apps"), fc):
         a, b = episode(env, SolverAgent(), 5, harness), episode(env, SolverAgent(), 5, harness)
         assert a.success and a.digest_payload() == b.digest_payload()

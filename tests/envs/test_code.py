@@ -286,7 +286,7 @@ def test_schema_round_trip_and_real_instance_loader(tmp_path: Path) -> None:
 def test_tool_call_protocol_through_the_fc_harness() -> None:
     env = make_env("code", split="test", protocol="fc")
     root = Path(__file__).resolve().parents[2]
-    harness = Harness(load_harness_config(root / "src/reharness/runtime/harnesses/code-fc.yaml"))
+    harness = Harness(load_harness_config(root / "src/reharness/kits/code/harness-fc.yaml"))
 
     async def go() -> list[bool]:
         runner = EpisodeRunner(env, SolverAgent(), harness)

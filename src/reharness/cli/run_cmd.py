@@ -84,7 +84,10 @@ def load_patch_overlays(
 @friendly_errors
 def run(
     env: Annotated[
-        str, typer.Option(help="Environment: household, shop, db, code, apps (or a gymnasium id).")
+        str,
+        typer.Option(
+            help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
+        ),
     ],
     agent: Annotated[
         str, typer.Option(help="Policy: solver, random, gold, openai:MODEL@URL, hf:PATH or tiny:NAME.")

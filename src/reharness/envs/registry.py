@@ -45,6 +45,9 @@ BUILTIN_KITS: dict[str, tuple[str, str, str]] = {
     "code": ("reharness.kits.code.kit:KIT", "reharness/Code-v0", "reharness.kits.code.env:CodeEnv"),
     "apps": ("reharness.kits.apps.kit:KIT", "reharness/Apps-v0", "reharness.kits.apps.env:AppsEnv"),
 }
+#: What ``reharness demo`` improves: the built-in kit and its shipped tiny agent.
+DEMO_ENV = "household"
+DEMO_AGENT = "tiny:household-S"
 
 
 @dataclass(frozen=True)

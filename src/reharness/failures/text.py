@@ -6,7 +6,7 @@ leakage checks reject them). What to mask is the environment kit's knowledge (``
 sequence of :class:`MaskRule`); the kinds of masking are generic:
 
 - ``alias``: each distinct match becomes ``<LABEL-N>``, numbered per trace in order of first appearance, so
-  the trace still shows *which* listed item the agent opened (shop: product ids become ``<product-N>``);
+  the trace still shows *which* listed item the agent opened (product ids become ``<product-N>``);
 - ``answer``: group 2 of the match (an answer's text) keeps its shape but not its values: each value becomes
   ``<number>`` or ``<text>`` (a malformed answer becomes ``<answer>``), so format mistakes stay visible;
 - ``json_answer``: the same for a JSON value (an ``answers`` tool-call argument).

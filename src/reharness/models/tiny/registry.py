@@ -1,6 +1,6 @@
 """Which tiny agents exist, where their weights are, and what produced them.
 
-A tiny agent is named ``<env>-<size>`` (``household-S``). Its HF model directory is looked up in order:
+A tiny agent is named ``<env>-<size>`` (``ENV-S``). Its HF model directory is looked up in order:
 
 1. shipped inside the package: ``reharness/models/tiny/weights/<name>/``;
 2. the cache: ``$REHARNESS_CACHE/tiny/<name>/`` (default cache root: ``$XDG_CACHE_HOME/reharness`` or
@@ -41,12 +41,12 @@ def cache_dir(name: str) -> Path:
 
 
 def tiny_names() -> list[str]:
-    """Every known tiny agent name (``household-S``, …)."""
+    """Every known tiny agent name (``ENV-S``, …: one per recipe of a built-in kit)."""
     return [f"{env}-{size}" for env, size in recipes()]
 
 
 def parse_name(name: str) -> tuple[str, str]:
-    """``household-S`` → (``household``, ``S``), with a clear error for unknown names."""
+    """``ENV-S`` → (``ENV``, ``S``), with a clear error for unknown names."""
     env, _, size = name.rpartition("-")
     if (env, size) not in recipes():
         raise UnknownNameError(f"unknown tiny agent {name!r}", hint=did_you_mean(name, tiny_names()))

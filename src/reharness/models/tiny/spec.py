@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 class ObservedNotes(Protocol):
     """Notes made only of what a harness can observe (no expert action), for kits whose harness cannot
-    know the right action (a database query): see :mod:`reharness.kits.db.notes`."""
+    know the right action (a database query): e.g. the DBBench-like kit's."""
 
     def problem(self, reply: str, choices: list[str], instruction: str) -> str | None: ...
 

@@ -31,7 +31,7 @@ EVAL_FILE = "eval.jsonl"
 
 
 #: GRPO sampling temperature of a program engineer under the grammar: every reply compiles whatever the
-#: temperature, and on the same household train packets 1.2 gave reward variance in 8 of the first 9
+#: temperature, and on the same ALFWorld-like train packets 1.2 gave reward variance in 8 of the first 9
 #: groups against 2 of 9 at 0.7 (docs/engineer-training.md); unconstrained, 0.7 (Harness-R1's) keeps
 #: most replies valid
 GRPO_TEMPERATURE_CONSTRAINED = 1.2

@@ -242,7 +242,7 @@ class EpisodeRunner:
             else _HookResults()
         )
         init_effects = [e for e in init.effects if not self._honoured(e)]
-        tools = apply_init(init_effects, convo, tools, env.name, self.r1_names)
+        tools = apply_init(init_effects, convo, tools, adapter, self.r1_names)
         pending_effects = [e.to_dict() for e in init_effects]
         pending_errors = list(init.errors)
 

@@ -323,7 +323,7 @@ def compile_program(program: RepairProgram) -> Patch:
     from reharness.engineer.operators.base import merge
     from reharness.engineer.operators.registry import get_operator
 
-    choices = [(get_operator(t.operator), dict(t.params)) for t in program.terms]
+    choices = [(get_operator(t.operator, program.env), dict(t.params)) for t in program.terms]
     conditions = {t.operator: (t.when.expression(), t.when.text()) for t in program.terms if t.when}
     meta = {"language": PROGRAM_LANGUAGE, "program": program.text()}
     try:

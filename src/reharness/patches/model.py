@@ -107,17 +107,21 @@ def _hooks(value: Any, source: str) -> dict[str, str]:
 
 
 def _env(value: Any, source: str, field_name: str = "env") -> str | None:
+    """The environment a patch names: a built-in or Harness-R1 benchmark name (any case), or any name a kit
+    registry resolves as written (an installed kit, ``gym:ID``, ``module:attribute``)."""
     if value is None:
         return None
-    name = str(value).lower() if isinstance(value, str) else value
-    name = r1_benchmarks().get(name, name) if isinstance(name, str) else name
-    if name not in ENV_NAMES and (not isinstance(name, str) or find_kit(name) is None):
-        known = list(ENV_NAMES) + list(r1_benchmarks())
-        fix = (
-            did_you_mean(str(value), known) + "; or the name of an installed kit; or null for any environment"
-        )
-        raise format_error(source, field_name, f"unknown environment {value!r}", fix, "unknown_env")
-    return str(name)
+    if isinstance(value, str):
+        lowered = value.lower()
+        name = r1_benchmarks().get(lowered, lowered)
+        if name in ENV_NAMES:
+            return name
+        kit = find_kit(value)
+        if kit is not None:
+            return kit.name
+    known = list(ENV_NAMES) + list(r1_benchmarks())
+    fix = did_you_mean(str(value), known) + "; or the name of an installed kit; or null for any environment"
+    raise format_error(source, field_name, f"unknown environment {value!r}", fix, "unknown_env")
 
 
 def _description(value: Any, source: str, field_name: str = "description") -> str:

@@ -56,7 +56,7 @@ def get_operator(name: str, env: str | None = None) -> Operator:
     if name in shipped:
         return shipped[name]
     raise UnknownNameError(
-        f"unknown repair operator {name!r}", hint=did_you_mean(name, [*shipped, *own])
+        f"unknown repair operator {name!r}", hint=did_you_mean(name, list(dict.fromkeys([*shipped, *own])))
     ) from None
 
 

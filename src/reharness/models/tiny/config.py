@@ -135,9 +135,11 @@ _BASES: dict[str, dict[str, Any]] = {"S": _S_BASE, "M": _M_BASE}
 def kit_recipes(env: str) -> dict[str, Recipe]:
     """The recipes of ``env``'s kit (``EnvKit.tiny.recipes``: size -> fields beyond the shared base)."""
     kit = find_kit(env)
-    spec = getattr(kit, "tiny", None) if kit is not None else None
-    if spec is None or kit is None:
+    if kit is None:
         return {}
+    spec = getattr(kit, "tiny", None)
+    if spec is None:  # a kit with no recipe (a gym:ID): the shared S recipe, trained on the env's solver
+        return {"S": Recipe(**_S_BASE, env=kit.name)}
     return {
         size: Recipe(**(_BASES.get(size, _S_BASE) | {"size": size}), env=kit.name, **dict(fields))
         for size, fields in spec.recipes.items()

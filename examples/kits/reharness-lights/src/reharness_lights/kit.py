@@ -3,7 +3,8 @@
 - the environment, through reharness's gymnasium adapter, with the ``mismatched`` count shown to hooks;
 - the base harness (``harness.yaml``);
 - a failure detector: ``premature_answer`` when the agent said ``done`` with lamps still wrong;
-- a repair operator along the ``goal_tracking`` direction: block ``done`` while lamps are still wrong.
+- a repair operator along the ``goal_tracking`` direction: block ``done`` while lamps are still wrong;
+- a tiny-agent recipe, so ``reharness agent train --env lights`` trains a small model on the solver.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import reharness_lights.env  # noqa: F401 - registers reharness_lights/Lights-v0
 from reharness.engineer.operators import Fragment, Operator, ParamSpace, fill
 from reharness.envs import EnvKit
 from reharness.envs.gym_adapter import gym_env
+from reharness.models.tiny.spec import TinySpec
 
 
 @dataclass(frozen=True)
@@ -71,4 +73,6 @@ KIT = EnvKit(
     detectors=(done_too_early,),
     operators=(PatternCheck(),),
     ctx_fields={"mismatched": "int"},
+    # a tiny agent trained on the solver (``reharness agent train --env lights``): replies are one command
+    tiny=TinySpec(recipes={"S": {"max_new_tokens": 16, "steps": 300}}),
 )

@@ -6,6 +6,8 @@
 - :mod:`.hashing`: canonical JSON and stable hashes;
 - :mod:`.aio`: bounded concurrency for independent async jobs;
 - :mod:`.resume`: resuming a run only with the options it was started with;
+- :mod:`.jsonl`: the one resumable JSON-lines reader (a torn last line dropped, damage named);
+- :mod:`.env_protocol`: the environment protocol every layer types against (``TextEnvLike``);
 - :mod:`.secrets`: secret redaction, applied wherever text leaves the process;
 - :mod:`.sandbox`: the confined worker-process core shared by every sandbox (patch hooks, agent code).
 """

@@ -10,4 +10,8 @@ gets exactly what a built-in gets.
 - :mod:`.db`: DBBench on SQLite (``dbbench``), generated tasks or real AgentBench files through ``--data``;
 - :mod:`.code`: SWE-Gym-like packages, SWE-bench instance files through ``--data``;
 - :mod:`.apps`: AppWorld-like apps.
+
+Each kit package holds one environment: its env modules, ``kit.py`` (its ``KIT``), ``failures.py`` (its
+detectors and runtime signals), ``operators.py`` (its repair operators), ``r1.py`` (its Harness-R1 ``ctx``
+adapter, where the benchmark has one), ``tiny.py`` (its tiny-agent recipe) and its harness YAMLs.
 """

@@ -20,6 +20,7 @@ Subpackages, lowest layer first (imports point downward only; DESIGN.md, "Layers
 - :mod:`.pool`: Harness-S's sibling pool: directions, siblings, evolution, behaviour profiles, the router;
 - :mod:`.training`: TRL training: the engineer's SFT and GRPO, policy GRPO with sibling rescue;
 - :mod:`.experiments`: scripted studies that reproduce the shape of the papers' tables at small scale;
+- :mod:`.view`: the trajectory viewer: one self-contained HTML page of a run, improve, pool or training;
 - :mod:`.cli`: the ``reharness`` command (typer), one module per command group (``python -m reharness``).
 """
 

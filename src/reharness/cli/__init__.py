@@ -9,6 +9,8 @@
 - :mod:`.run_cmd`: ``reharness run``: a batch of episodes with a progress bar, then a summary;
 - :mod:`.pool_route`: ``run --pool POOL --route rank1|oracle``: the per-task harness route of a routed run;
 - :mod:`.show_cmd`: ``reharness show`` and ``reharness export``: read a finished (or partial) run;
+- :mod:`.show_episode`: ``show``'s filters (``--failed``, ``--code``) and one episode's steps (``--task``);
+- :mod:`.view_cmd`: ``reharness view``: write or serve the HTML page of a run, improve, pool or training;
 - :mod:`.packet_cmd`: ``reharness packet``: a finished run's failure packet, as prompt text or JSON;
 - :mod:`.patch_cmd`: ``reharness patch check|try``: validate a patch, run one hook in the sandbox;
 - :mod:`.improve_cmd`: ``reharness improve`` (the Harness-R1 loop) and ``reharness demo``;

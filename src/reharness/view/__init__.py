@@ -1,7 +1,8 @@
 """``reharness view``: one self-contained HTML page of a run, an improve output, a pool or a training output.
 
-:func:`build_page` finds what a path holds and builds the page's data (:mod:`.model`); :func:`render_html`
-writes it as one HTML file with its styles and script inline (:mod:`.html`; no network at view time).
+:func:`build_page` finds what a path holds (:mod:`.runs` reads run directories, read-only) and builds the
+page's data (:mod:`.model`); :func:`render_html` writes it as one HTML file with its styles and script
+inline (:mod:`.html`, from ``assets/``; no network at view time). :mod:`.screenshot` saves a PNG of a page.
 Kinds of page: ``run`` (one run directory, or a folder of runs), ``improve`` (the paired view,
 :mod:`.paired`), ``pool`` and ``training`` (:mod:`.outputs`). :mod:`.browser` drives a headless Chromium
 to check pages.

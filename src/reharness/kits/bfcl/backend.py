@@ -97,7 +97,7 @@ class BfclWorker:
             self._holder.kill()
             raise EnvError(
                 f"bfcl: the official BFCL code failed to import in the worker: {caps['import_error']}",
-                hint="pip install 'reharness[bfcl]' (or: pip install --no-deps bfcl-eval mpmath)",
+                hint="run: pip install --no-deps bfcl-eval mpmath",
             )
         self.caps = caps
         return proc

@@ -42,21 +42,28 @@ END_TURN = "end_turn"
 _SPLIT_OF_BUCKET = (("train", 60), ("valid", 80), ("test", 100))
 
 
+def _find_spec(module: str) -> Any:
+    try:
+        return importlib.util.find_spec(module)
+    except (ImportError, ValueError):  # a module blocked in sys.modules, or a broken parent package
+        return None
+
+
 def package_dir(module: str, env_name: str = "bfcl") -> str:
     """Directory of an installed package, or an :class:`EnvError` with the install command."""
-    spec = importlib.util.find_spec(module)
+    spec = _find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise EnvError(
             f"{env_name} needs the Python package {module!r}, which is not installed",
-            hint="run: pip install 'reharness[bfcl]' (or: pip install --no-deps bfcl-eval mpmath; never "
-            "bfcl-eval's declared dependencies, which pull a multi-GB CUDA stack)",
+            hint="run: pip install --no-deps bfcl-eval mpmath (with --no-deps: bfcl-eval's declared "
+            "dependencies pull a multi-GB CUDA stack; `pip install 'reharness[bfcl]'` adds mpmath only)",
         )
     return str(next(iter(spec.submodule_search_locations)))
 
 
 def module_root(module: str) -> str:
     """The ``sys.path`` entry a package is imported from (its parent directory)."""
-    spec = importlib.util.find_spec(module)
+    spec = _find_spec(module)
     if spec is None or spec.origin is None:
         return package_dir(module)
     origin = os.path.dirname(spec.origin)

@@ -35,19 +35,36 @@ TOOL_NAME = "take_action"
 AMBIGUOUS = "Ambiguous request"
 
 
-def canonical_text(text: str) -> str:
-    """Sort every run of consecutive lines that start with the same tab indentation (object lists)."""
-    lines, out, run, indent = text.split("\n"), [], [], ""
+def _depth(line: str) -> int:
+    return len(line) - len(line.lstrip("\t"))
+
+
+def _sorted_block(lines: list[str], depth: int) -> list[str]:
+    """Sort sibling entries at ``depth`` tabs, each kept with the deeper lines (its contents) under it."""
+    groups: list[list[str]] = []
     for line in lines:
-        lead = line[: len(line) - len(line.lstrip("\t"))]
-        if lead and lead == indent:
-            run.append(line)
+        if _depth(line) <= depth or not groups:
+            groups.append([line])
+        else:
+            groups[-1].append(line)
+    blocks = [
+        [group[0], *_sorted_block(group[1:], depth + 1)] if len(group) > 1 else group for group in groups
+    ]
+    return [line for block in sorted(blocks, key="\n".join) for line in block]
+
+
+def canonical_text(text: str) -> str:
+    """Sort the entries of every tab-indented object list (nested lists too, each under its parent)."""
+    lines, out, start = text.split("\n"), [], None
+    for i, line in enumerate([*text.split("\n"), ""]):
+        if line.startswith("\t") and not line[:1].isdigit():
+            start = i if start is None else start
             continue
-        out.extend(sorted(run))
-        run, indent = ([line], lead) if lead else ([], "")
-        if not lead:
+        if start is not None:
+            out.extend(_sorted_block(lines[start:i], 1))
+            start = None
+        if i < len(lines):
             out.append(line)
-    out.extend(sorted(run))
     return "\n".join(out)
 
 

@@ -1,0 +1,93 @@
+"""TextWorldExpress kit: conformance, official folds, gold-path solver, bad actions, one JVM, determinism."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reharness.envs import check_env, make_env
+from reharness.kits.twx.env import TwxEnv
+
+GAMES = ("twx-twc", "twx-cookingworld", "twx-coin")
+
+
+@pytest.fixture(scope="module", params=GAMES)
+def env(request: pytest.FixtureRequest, need_twx: None) -> Iterator[TwxEnv]:
+    built = make_env(request.param, split="test")
+    yield built
+    built.close()
+
+
+def play_solver(env: TwxEnv, index: int) -> dict:
+    env.reset(options={"task": index})
+    while True:
+        _, _, terminated, truncated, info = env.step(env.expert_action())
+        if terminated or truncated:
+            return info
+
+
+def test_conformance(env: TwxEnv) -> None:
+    assert check_env(env) == []
+
+
+def test_official_folds(env: TwxEnv) -> None:
+    assert env.num_tasks() == 1000
+    seeds = {split: env.generate_task(split, 0).state["seed"] for split in ("train", "valid", "test")}
+    assert seeds == {"train": 0, "valid": 10000, "test": 20000}  # the JAR's train / dev / test folds
+    assert env.generate_task("valid", 3).state["fold"] == "dev"
+
+
+def test_gold_path_solver_wins(env: TwxEnv) -> None:
+    for index in range(5):
+        info = play_solver(env, index)
+        assert info["success"] and info["score"] == 1.0
+        assert env.runtime_state()["gold_path_left_at"] is None
+
+
+def test_bad_action_is_invalid_and_harmless(env: TwxEnv) -> None:
+    obs, info = env.reset(options={"task": 0})
+    assert "look around" in info["admissible_actions"]
+    assert info["admissible_actions"] == sorted(info["admissible_actions"])
+    obs, reward, terminated, truncated, info = env.step("fly to the moon")
+    assert info["invalid_action"] and not terminated and reward == 0.0
+    assert "Unknown action" in obs
+    # leaving the gold path is reported with the step where it happened
+    env.expert_action()
+    assert env.runtime_state()["gold_path_left_at"] == 1
+
+
+def test_one_jvm_serves_many_episodes(env: TwxEnv) -> None:
+    backend = env._backend
+    assert backend is not None
+    pid = backend._env._gateway.java_process.pid
+    for index in range(3):
+        env.reset(options={"task": index})
+    assert env._backend is backend and backend._env._gateway.java_process.pid == pid
+
+
+def _digest(tmp: Path, agent: str) -> str:
+    code = (
+        "import sys, json\n"
+        "from typer.testing import CliRunner\n"
+        "from reharness.kits.registration import register_kit_envs\n"
+        "register_kit_envs()\n"
+        "from reharness.cli.main import app\n"
+        f"r = CliRunner().invoke(app, ['run', '--env', 'twx-coin', '--agent', '{agent}', '--n', '4', "
+        f"'--split', 'valid', '--out', sys.argv[1], '--json'])\n"
+        "print(r.output)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp)], capture_output=True, text=True, timeout=300, check=True
+    ).stdout
+    return str(json.loads(out[out.index("{") :])["trajectory_digest"])
+
+
+def test_same_command_same_digest_across_processes(need_twx: None, tmp_path: Path) -> None:
+    first = _digest(tmp_path / "a", "random")
+    second = _digest(tmp_path / "b", "random")
+    assert first == second

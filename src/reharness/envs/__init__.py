@@ -1,4 +1,4 @@
-"""Built-in text environments (household, shop, db, code, apps) and the public environment checker.
+"""Environments: the text-environment base class, the environment-kit API and registry, and the checker.
 
 Importing this package registers the built-ins with gymnasium (ids and entry-point strings only, see
 :mod:`.registry`); the env base classes and the checker load on first use, so ``import reharness`` stays
@@ -7,12 +7,18 @@ cheap.
 
 from typing import TYPE_CHECKING, Any
 
+from reharness.envs.kit import EnvKit
 from reharness.envs.registry import (
     BUILTIN_ENVS,
+    BUILTIN_KITS,
     EnvSpec,
+    all_kits,
+    find_kit,
+    get_kit,
     make_env,
     register_env,
     register_envs,
+    register_kit,
     resolve_env_name,
 )
 
@@ -24,7 +30,13 @@ register_envs()
 
 __all__ = [
     "BUILTIN_ENVS",
+    "BUILTIN_KITS",
+    "EnvKit",
     "EnvSpec",
+    "all_kits",
+    "find_kit",
+    "get_kit",
+    "register_kit",
     "Task",
     "TextEnv",
     "Transition",

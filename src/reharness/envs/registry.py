@@ -1,71 +1,88 @@
-"""Registry of the built-in environments: gymnasium ids, short names and construction.
+"""The kit registry: every command's ``--env NAME`` resolves here, the same way, to one :class:`EnvKit`.
 
-Built-ins are registered with gymnasium under ``reharness/<Name>-v<N>`` when ``reharness`` is imported (an
-id and an entry-point string each: the env's module loads only when ``gymnasium.make`` builds one, so the
-import stays cheap; gymnasium 1.x no longer reads ``gymnasium.envs`` package entry points, hence the import
-hook) and are addressable by short name (``household``, ``shop``, ``db``, ``code``, ``apps``).
+Where a kit comes from, in the order a name is tried:
+
+1. **built-ins** (:data:`BUILTIN_KITS`, the one place outside a kit that names the built-in environments):
+   ``household``, ``shop``, ``db``, ``code``, ``apps``, each a ``module:attribute`` string loaded on first use;
+2. kits registered in this process (:func:`register_kit`, or :func:`register_env` with an :class:`EnvSpec`);
+3. **installed distributions** that declare the entry-point group ``reharness.kits`` (the entry point's name is
+   the environment name; its object is a kit or a function returning one);
+4. ``gym:ID``: any gymnasium environment with text spaces, wrapped with the generic behaviour
+   (:mod:`reharness.envs.gym_adapter`);
+5. ``module.path:attribute``: a kit object or a function returning one, imported now.
+
+A name is also accepted as a registered kit's gymnasium id (``reharness/Household-v0``). Built-in kits are
+registered with gymnasium too (an id and an entry-point string each, so ``gymnasium.make`` works and the
+env's module loads only when one is built). Every failure is a :class:`~reharness.core.errors.ConfigError`
+or :class:`~reharness.core.errors.UnknownNameError` that names the kit and the fix.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 import gymnasium
 
-from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
+from reharness.envs.kit import EnvKit, import_object
+
+ENTRY_POINT_GROUP = "reharness.kits"
+GYM_PREFIX = "gym:"
+
+#: The built-in kits: name -> (kit object, gymnasium id, environment class), as ``module:attribute`` strings so
+#: that registering them with gymnasium imports nothing. Each kit's other knowledge lives in its kit.
+BUILTIN_KITS: dict[str, tuple[str, str, str]] = {
+    "household": (
+        "reharness.kits.household:KIT",
+        "reharness/Household-v0",
+        "reharness.envs.household.env:HouseholdEnv",
+    ),
+    "shop": ("reharness.kits.shop:KIT", "reharness/Shop-v0", "reharness.envs.shop.env:ShopEnv"),
+    "db": ("reharness.kits.db:KIT", "reharness/DB-v0", "reharness.envs.db.env:DBEnv"),
+    "code": ("reharness.kits.code:KIT", "reharness/Code-v0", "reharness.envs.code.env:CodeEnv"),
+    "apps": ("reharness.kits.apps:KIT", "reharness/Apps-v0", "reharness.envs.apps.env:AppsEnv"),
+}
 
 
 @dataclass(frozen=True)
 class EnvSpec:
+    """A plain environment registration (the pre-kit API, kept): a kit with only an env and a gymnasium id."""
+
     name: str
     gym_id: str
     entry_point: str
     summary: str
 
 
+#: Back-compatible view of the built-ins as :class:`EnvSpec` (the summaries live in the kits).
 BUILTIN_ENVS: dict[str, EnvSpec] = {
-    spec.name: spec
-    for spec in (
-        EnvSpec(
-            "household",
-            "reharness/Household-v0",
-            "reharness.envs.household.env:HouseholdEnv",
-            "ALFWorld-like rooms, receptacles and objects; six task types; admissible commands",
-        ),
-        EnvSpec(
-            "shop",
-            "reharness/Shop-v0",
-            "reharness.envs.shop.env:ShopEnv",
-            "WebShop-like catalogue, BM25 search, item pages, WebShop reward",
-        ),
-        EnvSpec(
-            "db",
-            "reharness/DB-v0",
-            "reharness.envs.db.env:DBEnv",
-            "DBBench on SQLite: generated tables or real AgentBench files; text or tool-call protocol",
-        ),
-        EnvSpec(
-            "code",
-            "reharness/Code-v0",
-            "reharness.envs.code.env:CodeEnv",
-            "SWE-Gym-like: generated packages with injected bugs, SWE-agent tools, FAIL_TO_PASS grading",
-        ),
-        EnvSpec(
-            "apps",
-            "reharness/Apps-v0",
-            "reharness.envs.apps.env:AppsEnv",
-            "AppWorld-like apps over SQLite; agent-written Python in a confined interpreter; DB-diff tests",
-        ),
-    )
+    name: EnvSpec(name, gym_id, entry, "") for name, (_, gym_id, entry) in BUILTIN_KITS.items()
 }
+
+_REGISTERED: dict[str, EnvKit] = {}
+_LOADED: dict[str, EnvKit] = {}
+
+
+# ---------------------------------------------------------------------------------------------- registration
+def register_kit(kit: EnvKit, source: str = "register_kit") -> EnvKit:
+    """Make ``kit`` addressable by name in this process (and by its gymnasium id, when it has one)."""
+    kit = _checked(kit if kit.source != "user" else kit.with_source(source), kit.name)
+    _REGISTERED[kit.name] = kit
+    _LOADED.pop(kit.name, None)
+    if kit.gym_id and kit.gym_id not in gymnasium.registry:
+        gymnasium.register(id=kit.gym_id, entry_point=kit.env, disable_env_checker=True)
+    return kit
 
 
 def register_env(spec: EnvSpec) -> None:
-    """Register a user environment so ``make_env``, ``run_batch`` and the CLI can address it by name."""
-    BUILTIN_ENVS[spec.name] = spec
-    if spec.gym_id not in gymnasium.registry:
-        gymnasium.register(id=spec.gym_id, entry_point=spec.entry_point, disable_env_checker=True)
+    """Register a plain environment (no kit knowledge: the generic detectors, operators and ``ctx`` apply)."""
+    register_kit(
+        EnvKit(name=spec.name, env=spec.entry_point, summary=spec.summary, gym_id=spec.gym_id),
+        source="register_env",
+    )
 
 
 def register_envs() -> None:
@@ -75,25 +92,166 @@ def register_envs() -> None:
             gymnasium.register(id=spec.gym_id, entry_point=spec.entry_point, disable_env_checker=True)
 
 
-def resolve_env_name(name: str) -> EnvSpec:
-    """Accept a short name or a gymnasium id and return its spec (clear error with suggestions)."""
-    for spec in BUILTIN_ENVS.values():
-        if name in (spec.name, spec.gym_id):
-            return spec
-    choices = list(BUILTIN_ENVS) + [s.gym_id for s in BUILTIN_ENVS.values()]
-    raise UnknownNameError(f"unknown environment {name!r}", hint=did_you_mean(name, choices))
+# ---------------------------------------------------------------------------------------------- lookup
+def entry_point_kits() -> dict[str, metadata.EntryPoint]:
+    """The installed distributions' kits (group ``reharness.kits``), by environment name."""
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def env_class(name: str) -> Any:
-    """The class of a registered environment, imported without building one (e.g. for ``run_metrics``)."""
-    import importlib
+def get_kit(name: str) -> EnvKit:
+    """The kit that ``--env name`` names (see the module docstring for the order); clear error otherwise."""
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError("the environment name is empty", hint="pass --env NAME, e.g. --env household")
+    name = name.strip()
+    if name in _LOADED:
+        return _LOADED[name]
+    kit = _find(name)
+    _LOADED[name] = kit
+    _LOADED.setdefault(kit.name, kit)
+    return kit
 
-    module, _, attr = resolve_env_name(name).entry_point.partition(":")
-    return getattr(importlib.import_module(module), attr)
+
+def find_kit(name: str) -> EnvKit | None:
+    """:func:`get_kit`, or ``None`` when ``name`` names no kit (records of a kit that is not installed here:
+    readers fall back to the generic behaviour)."""
+    try:
+        return get_kit(name)
+    except (UnknownNameError, ConfigError):
+        return None
+
+
+def _find(name: str) -> EnvKit:
+    if name in BUILTIN_KITS:
+        return _load_builtin(name)
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    for builtin, (_, gym_id, _) in BUILTIN_KITS.items():
+        if name == gym_id:
+            return get_kit(builtin)
+    for kit in _REGISTERED.values():
+        if kit.gym_id == name:
+            return kit
+    points = entry_point_kits()
+    if name in points:
+        return _from_entry_point(points[name])
+    if name.startswith(GYM_PREFIX):
+        from reharness.envs.gym_adapter import gym_kit
+
+        return gym_kit(name[len(GYM_PREFIX) :])
+    if ":" in name:
+        kit = _from_object(import_object(name, f"--env {name}"), name, f"--env {name}")
+        _REGISTERED.setdefault(kit.name, kit)
+        return kit
+    choices = [*BUILTIN_KITS, *_REGISTERED, *points]
+    hint = did_you_mean(name, choices)
+    raise UnknownNameError(
+        f"unknown environment {name!r}",
+        hint=f"{hint}; or pass a kit as --env module.path:attribute, or any gymnasium text env as --env gym:ID",
+    )
+
+
+def _load_builtin(name: str) -> EnvKit:
+    location = BUILTIN_KITS[name][0]
+    return _from_object(import_object(location, f"built-in kit {name!r}"), location, "built-in")
+
+
+def _from_entry_point(point: metadata.EntryPoint) -> EnvKit:
+    dist = getattr(point.dist, "name", None) or "?"
+    source = f"entry point {point.name} ({dist})"
+    try:
+        obj = point.load()
+    except Exception as exc:
+        raise ConfigError(
+            f"kit {point.name!r} from {source} failed to load: {type(exc).__name__}: {exc}",
+            hint=f"fix or reinstall the distribution {dist!r} (its entry point is {point.value!r})",
+        ) from None
+    kit = _from_object(obj, point.value, source)
+    if kit.name != point.name:
+        raise ConfigError(
+            f"entry point {point.name!r} of {dist!r} gives a kit named {kit.name!r}",
+            hint="name the entry point as the kit (the name users pass to --env)",
+        )
+    return kit
+
+
+def _from_object(obj: Any, where: str, source: str) -> EnvKit:
+    if not isinstance(obj, EnvKit) and callable(obj) and not isinstance(obj, type):
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise ConfigError(
+                f"kit factory {where!r} raised {type(exc).__name__}: {exc}",
+                hint="fix the factory; it must return a reharness.envs.EnvKit",
+            ) from None
+    if not isinstance(obj, EnvKit):
+        raise ConfigError(
+            f"{where!r} is a {type(obj).__name__}, not an environment kit",
+            hint="point at a reharness.envs.EnvKit object or a function returning one "
+            "(for a plain gymnasium environment use --env gym:ID)",
+        )
+    return _checked(obj.with_source(source), where)
+
+
+def _checked(kit: EnvKit, where: str) -> EnvKit:
+    directions = _direction_names()
+    problems = kit.check(directions)
+    if problems:
+        raise ConfigError(
+            f"kit {kit.name!r} ({where}) is invalid: " + "; ".join(problems),
+            hint="fix the kit's fields (docs/kits.md lists them)",
+        )
+    return kit
+
+
+def _direction_names() -> set[str] | None:
+    """The shipped repair directions (read from the pool's data file without importing the pool layer)."""
+    from importlib import resources
+
+    import yaml
+
+    try:
+        text = resources.files("reharness.pool").joinpath("directions.yaml").read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):  # pragma: no cover - shipped file
+        return None
+    data = yaml.safe_load(text) or {}
+    return {str(d["name"]) for d in data.get("directions", []) if isinstance(d, dict) and "name" in d}
+
+
+def all_kits(load: bool = True) -> list[tuple[str, str, str]]:
+    """(name, source, summary) of every kit this process can find: built-ins, registered, entry points.
+
+    A kit that fails to load is listed with its error as the summary (``load=False``: no kit is imported)."""
+    rows: list[tuple[str, str, str]] = []
+    for name in BUILTIN_KITS:
+        rows.append((name, "built-in", get_kit(name).summary if load else ""))
+    for name, kit in _REGISTERED.items():
+        if name not in BUILTIN_KITS:
+            rows.append((name, kit.source, kit.summary))
+    for name, point in entry_point_kits().items():
+        if name in BUILTIN_KITS or name in _REGISTERED:
+            continue
+        dist = getattr(point.dist, "name", None) or "?"
+        summary = ""
+        if load:
+            try:
+                summary = get_kit(name).summary
+            except (ConfigError, UnknownNameError) as exc:
+                summary = f"(fails to load: {exc.message})"
+        rows.append((name, f"entry point ({dist})", summary))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------- compat
+def resolve_env_name(name: str) -> EnvKit:
+    """The kit of ``name`` (kept for callers that read ``.name``; same as :func:`get_kit`)."""
+    return get_kit(name)
+
+
+def env_class(name: str) -> Callable[..., Any]:
+    """The class (or factory) of an environment, imported without building one (e.g. for ``run_metrics``)."""
+    return get_kit(name).env_factory()
 
 
 def make_env(name: str, **kwargs: Any) -> Any:
-    """Construct a built-in environment by short name or gymnasium id (unwrapped)."""
-    spec = resolve_env_name(name)
-    register_envs()
-    return gymnasium.make(spec.gym_id, **kwargs).unwrapped
+    """Construct an environment by name, gymnasium id, ``gym:ID`` or ``module:attribute`` (unwrapped)."""
+    return get_kit(name).make(**kwargs)

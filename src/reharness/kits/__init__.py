@@ -1,14 +1,24 @@
-"""Environment kits: real benchmarks that install from the package registries, on the public env API.
+"""Environment kits: the built-in environments and the real benchmarks, on the same public API
+(:class:`reharness.envs.EnvKit`) that a user's kit uses.
 
-Modules:
+One subpackage per kit; each exposes ``KIT`` (``twx`` holds three games and exposes ``KITS``). The layers
+below never import a kit: they ask the kit registry (:mod:`reharness.envs.registry`) for what a named
+environment provides, so a kit loaded from an entry point gets exactly what a built-in gets.
 
-- :mod:`.requirements` — checks for an optional package or a Java runtime, with the exact install command;
-- :mod:`.registration` — registers the kits' environments by name (``twx-twc``, ``twx-cookingworld``,
-  ``twx-coin``, ``scienceworld``, ``bfcl``) through :func:`reharness.envs.register_env`;
-- :mod:`.twx` — TextWorldExpress (its JAR through py4j): official seed folds, gold-path solver;
-- :mod:`.scienceworld` — ScienceWorld (its JAR): official variation splits, gold-path solver, fast steps;
-- :mod:`.bfcl` — BFCL multi-turn: official data and ``multi_turn_checker``, calls run in a confined worker.
+- :mod:`.household`: ALFWorld-like rooms (Harness-R1's ``alfworld`` ctx);
+- :mod:`.shop`: WebShop-like catalogue (``webshop``);
+- :mod:`.db`: DBBench on SQLite (``dbbench``), generated tasks or real AgentBench files through ``--data``;
+- :mod:`.code`: SWE-Gym-like packages, SWE-bench instance files through ``--data``;
+- :mod:`.apps`: AppWorld-like apps.
 
-The kits layer sits above ``engineer`` and below ``pool``; nothing below imports it. Importing this package
-imports no benchmark: each environment loads its package (and starts its JVM or worker) on first use.
+Real benchmarks that install from the package registries (found through the ``reharness.kits`` entry
+points of this distribution, exactly as a user's kit is; :mod:`.registration` registers them in-process too):
+
+- :mod:`.twx`: TextWorldExpress ``twx-twc``, ``twx-cookingworld``, ``twx-coin`` (its JAR through py4j);
+- :mod:`.scienceworld`: ScienceWorld (its JAR): official variation splits, gold paths, fast steps;
+- :mod:`.bfcl`: BFCL multi-turn: official data and ``multi_turn_checker``, calls run in a confined worker;
+- :mod:`.requirements`: a missing optional package or Java runtime as one clear error with the install command.
+
+Importing a kit imports no benchmark: each environment loads its package (and starts its JVM or worker) on
+first use.
 """

@@ -30,7 +30,7 @@ from reharness.core.errors import ConfigError, NoValidReplyError
 from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.secrets import redact_data
 from reharness.envs.base import task_identity
-from reharness.envs.registry import make_env, resolve_env_name
+from reharness.envs.registry import BUILTIN_KITS, get_kit, make_env
 from reharness.runtime.agents import Agent
 from reharness.runtime.dispatch import (
     EpisodeBatch,
@@ -118,22 +118,16 @@ class BatchResult(BaseModel):
 
 def env_kwargs(spec: RunSpec, harness: Harness) -> dict[str, Any]:
     kwargs: dict[str, Any] = dict(harness.config.env_options)
-    env_name = resolve_env_name(spec.env).name
+    kit = get_kit(spec.env)
     if spec.data:
-        if env_name == "db":
-            kwargs["data_path"] = spec.data
-        elif env_name == "code":
-            # a SWE-bench / SWE-Gym instance file; the checkouts sit in repos/ next to it unless the
-            # harness's env_options name another repos_dir
-            kwargs["instances_path"] = spec.data
-            kwargs.setdefault("repos_dir", str(Path(spec.data).parent / "repos"))
-        else:
+        if kit.data_loader is None:
+            loaders = [name for name in BUILTIN_KITS if get_kit(name).data_loader is not None]
             raise ConfigError(
-                f"--data loads real task files for db and code only, not {env_name!r}",
-                hint="drop --data, or use --env db (a DBBench .jsonl) or --env code (a SWE-bench .jsonl)",
+                f"--data loads real task files, and the {kit.name!r} kit has no loader for them",
+                hint=f"drop --data, or use an environment whose kit loads task files ({', '.join(loaders)})",
             )
-    else:
-        kwargs["split"] = spec.split
+        return dict(kit.data_loader(spec.data, kwargs))
+    kwargs["split"] = spec.split
     return kwargs
 
 
@@ -149,7 +143,7 @@ def select_tasks(env: Any, spec: RunSpec) -> list[int]:
 
 def planned_episodes(spec: RunSpec, harness: Harness) -> list[tuple[str, int]]:
     """(task identity, episode seed) of every episode ``spec`` will run, in episode order, without running."""
-    env = make_env(resolve_env_name(spec.env).name, **env_kwargs(spec, harness))
+    env = make_env(spec.env, **env_kwargs(spec, harness))
     try:
         return [
             (
@@ -203,7 +197,7 @@ async def run_batch(
             f"the {executor.name!r} executor cannot play a routed run (--pool): it ignores the route",
             hint="use --executor local or --executor ray (both route), or drop --pool",
         )
-    env_name = resolve_env_name(spec.env).name
+    env_name = get_kit(spec.env).name
     kwargs = env_kwargs(spec, harness)
     first_env = make_env(env_name, **kwargs)
     indices = select_tasks(first_env, spec)
@@ -211,7 +205,8 @@ async def run_batch(
     fields = spec.hash_fields(harness)
     config_hash = stable_hash(fields if route is None else fields | {"route": route.identity})
     agent_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.agent.split("@", 1)[0]).strip("_")[:40]
-    run_id = f"{env_name}-{agent_slug}-{config_hash[:10]}"
+    env_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", env_name).strip("_")[:40]
+    run_id = f"{env_slug}-{agent_slug}-{config_hash[:10]}"
     meta = RunMeta.model_validate(
         redact_data(
             dict(

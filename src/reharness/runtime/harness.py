@@ -2,14 +2,13 @@
 
 A harness variant is configuration (:class:`HarnessConfig`, loadable from YAML: prompt templates, history
 window, protocol, step limit) plus overlays. Each built-in environment ships a base harness
-(``runtime/harnesses/<env>.yaml``). A harness is identified by its name and a content hash over the resolved
+(its kit's ``harnesses``, :mod:`reharness.envs.kit`). A harness is identified by its name and a content hash over the resolved
 config and the overlays' identities, so trajectories record exactly what produced them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,20 +74,26 @@ def _format_validation_error(source: str, exc: ValidationError) -> ConfigError:
     lines = [f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()]
     return ConfigError(
         f"invalid harness config in {source}:\n  " + "\n  ".join(lines),
-        hint="see `reharness run --help` and the base harnesses in reharness/runtime/harnesses/*.yaml",
+        hint="see `reharness run --help` and the base harnesses in reharness/kits/*/harness.yaml",
     )
 
 
-def base_harness_config(env_name: str) -> HarnessConfig:
-    """The base harness shipped for a built-in environment."""
-    resource = resources.files("reharness.runtime").joinpath("harnesses", f"{env_name}.yaml")
-    if not resource.is_file():
-        return HarnessConfig(env=env_name)
-    data = yaml.safe_load(resource.read_text(encoding="utf-8")) or {}
+def base_harness_config(env_name: str, harness: str | None = None) -> HarnessConfig:
+    """The base harness an environment's kit ships (``harness``: another of the kit's harnesses by name); a kit
+    that ships none gets the default configuration."""
+    from reharness.envs.registry import get_kit
+
+    kit = get_kit(env_name)
+    text = kit.harness_text(harness)
+    if text is None:
+        return HarnessConfig(env=kit.name)
+    data = yaml.safe_load(text) or {}
+    if harness is not None and harness != next(iter(kit.harnesses)):
+        data = base_harness_config(env_name).model_dump() | data
     try:
         return HarnessConfig.model_validate(data)
-    except ValidationError as exc:  # pragma: no cover - shipped files are tested
-        raise _format_validation_error(str(resource), exc) from exc
+    except ValidationError as exc:
+        raise _format_validation_error(f"kit {kit.name!r} harness {harness or 'base'!r}", exc) from exc
 
 
 def load_harness_config(path: str | Path, env_name: str | None = None) -> HarnessConfig:
@@ -110,7 +115,7 @@ def load_harness_config(path: str | Path, env_name: str | None = None) -> Harnes
     if not isinstance(data, dict):
         raise ConfigError(
             f"{path} must hold a mapping of harness fields, got {type(data).__name__}",
-            hint="write YAML fields such as 'step_limit: 30' (see src/reharness/runtime/harnesses/*.yaml)",
+            hint="write YAML fields such as 'step_limit: 30' (see src/reharness/kits/*/harness.yaml)",
         )
     target = data.get("env") or env_name
     if env_name and data.get("env") and data["env"] != env_name:

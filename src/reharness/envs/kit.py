@@ -1,0 +1,215 @@
+"""The environment kit: everything reharness knows about one environment, in one place.
+
+A kit is the unit of extension (the way gymnasium registers environments and pytest finds plugins): the
+built-in environments are kits, the real-benchmark kits are kits, and a user's environment is a kit, found
+in one of three ways (:mod:`reharness.envs.registry`): a built-in name, an installed distribution's entry
+point in the group ``reharness.kits``, or ``--env module.path:attribute`` naming a kit object or a function
+that returns one. ``--env gym:ID`` builds a kit with nothing but the generic behaviour around any gymnasium
+text environment (:mod:`reharness.envs.gym_adapter`).
+
+Only :attr:`EnvKit.name` and :attr:`EnvKit.env` are required. Every other field is optional; the layers that
+read it fall back to the generic behaviour when a kit leaves it out:
+
+- ``harnesses``: the harness YAMLs by name; the first is the base harness (the one a run uses without
+  ``--harness``). Paths, or ``"package:relative/path.yaml"`` for a file inside an installed package.
+- ``detectors``: functions ``record -> iterable of Finding-like objects`` (``code``, ``steps``, ``detail``)
+  that add environment-specific failure codes to the generic ones (:mod:`reharness.failures.detectors`).
+- ``signals``: a function ``record -> dict`` of environment-specific runtime signals for packets.
+- ``operators``: repair operators (:class:`reharness.engineer.operators.Operator`), each naming the
+  ``direction`` it repairs along; they join the generic operators for this environment.
+- ``ctx_fields``: the fields hooks see in ``ctx`` beyond the generic ones, ``name -> type``
+  (``int``/``float``/``bool``/``str``); repair programs may condition on them.
+- ``mask``: a function ``text -> text`` that hides answers in failure packets (gold values must not leak).
+- ``data_loader``: a function ``(path, env_options) -> env keyword arguments`` for ``--data`` (real task
+  files); without one, ``--data`` is refused for the kit.
+- ``invalid_is_format``: the environment's only invalid actions are replies outside its text format (db's
+  SQL protocol): ``invalid_action`` steps count as ``format_error``.
+- ``r1_benchmark`` / ``r1_adapter``: the Harness-R1 benchmark name this environment stands for
+  (``alfworld``) and a factory ``(env, max_steps) -> adapter`` of the official ``ctx``.
+- ``tiny_recipes``: ``size -> recipe`` of built-in tiny agents trained on the kit's solver.
+
+The environment (``env``) is a class or factory called with ``split``, ``max_steps`` and the harness's
+``env_options`` and returning a :class:`reharness.envs.base.TextEnv` (or any object with the same methods,
+see :class:`TextEnvLike`); a string ``"module:attribute"`` is imported on first use, so listing kits stays
+cheap. Kits are plain frozen data: validation happens in :meth:`EnvKit.check`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from reharness.core.errors import ConfigError
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:/-]*$")
+_CTX_TYPES = frozenset({"int", "float", "bool", "str"})
+
+
+@runtime_checkable
+class TextEnvLike(Protocol):
+    """What the runtime uses of an environment (:class:`reharness.envs.base.TextEnv` implements it)."""
+
+    name: str
+    env_id: str
+    version: int
+    max_steps: int
+    steps: int
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict]: ...
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]: ...
+
+    def num_tasks(self) -> int: ...
+
+    def get_task(self, index: int) -> Any: ...
+
+    def admissible_actions(self) -> list[str] | None: ...
+
+    def close(self) -> None: ...
+
+
+Detector = Callable[[Any], Iterable[Any]]
+
+
+@dataclass(frozen=True)
+class EnvKit:
+    """Everything reharness knows about one environment (see the module docstring for each field)."""
+
+    name: str
+    env: Callable[..., Any] | str
+    summary: str = ""
+    gym_id: str | None = None
+    harnesses: Mapping[str, str | Path] = field(default_factory=dict)
+    detectors: Sequence[Detector] = ()
+    signals: Callable[[Any], Mapping[str, Any]] | None = None
+    operators: Sequence[Any] = ()
+    ctx_fields: Mapping[str, str] = field(default_factory=dict)
+    mask: Callable[[str], str] | None = None
+    data_loader: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+    invalid_is_format: bool = False
+    r1_benchmark: str | None = None
+    r1_adapter: Callable[..., Any] | None = None
+    tiny_recipes: Mapping[str, Any] = field(default_factory=dict)
+    #: Where the kit came from (``built-in``, ``entry point NAME (DIST)``, ``--env module:attr``, ``gym``);
+    #: set by the registry.
+    source: str = "user"
+
+    # ------------------------------------------------------------------ construction helpers
+    def with_source(self, source: str) -> EnvKit:
+        return replace(self, source=source)
+
+    def env_factory(self) -> Callable[..., Any]:
+        """The environment class or factory (imported on first use when given as ``module:attribute``)."""
+        if callable(self.env):
+            return self.env
+        return import_object(self.env, f"kit {self.name!r}: env")
+
+    def make(self, **kwargs: Any) -> Any:
+        """A fresh environment of this kit (unwrapped)."""
+        env = self.env_factory()(**kwargs)
+        return getattr(env, "unwrapped", env)
+
+    def harness_text(self, name: str | None = None) -> str | None:
+        """The YAML text of harness ``name`` (default: the base harness), or None when the kit ships none."""
+        if not self.harnesses:
+            return None
+        key = name or next(iter(self.harnesses))
+        if key not in self.harnesses:
+            raise ConfigError(
+                f"kit {self.name!r} has no harness {key!r}",
+                hint=f"use one of: {', '.join(self.harnesses)}",
+            )
+        return read_resource(self.harnesses[key], f"kit {self.name!r} harness {key!r}")
+
+    # ------------------------------------------------------------------ validation
+    def check(self, directions: Iterable[str] | None = None) -> list[str]:
+        """Problems of this kit, each a sentence that names the field and the fix (empty: the kit is fine).
+
+        ``directions``: the known repair directions; an operator naming another one is a problem."""
+        problems: list[str] = []
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            problems.append(
+                f"name {self.name!r} is not a valid environment name: start with a letter, then letters, "
+                "digits, '_', '-', '.', ':' or '/'"
+            )
+        if not (callable(self.env) or (isinstance(self.env, str) and ":" in self.env)):
+            problems.append("env must be an environment class, a factory, or a 'module:attribute' string")
+        for key, kind in self.ctx_fields.items():
+            if kind not in _CTX_TYPES:
+                problems.append(f"ctx_fields[{key!r}] is {kind!r}; use one of {sorted(_CTX_TYPES)}")
+        for i, detector in enumerate(self.detectors):
+            if not callable(detector):
+                problems.append(f"detectors[{i}] is not callable (a function record -> findings)")
+        for key in ("signals", "mask", "data_loader", "r1_adapter"):
+            value = getattr(self, key)
+            if value is not None and not callable(value):
+                problems.append(f"{key} must be a function or None")
+        known = set(directions) if directions is not None else None
+        for op in self.operators:
+            name = getattr(op, "name", None)
+            if not name or not hasattr(op, "fragments"):
+                problems.append(
+                    f"operators: {op!r} is not a repair operator (see engineer.operators.Operator)"
+                )
+                continue
+            direction = getattr(op, "direction", None)
+            if known is not None and direction is not None and direction not in known:
+                problems.append(
+                    f"operator {name!r} names unknown direction {direction!r}; "
+                    f"use one of {', '.join(sorted(known))}"
+                )
+        return problems
+
+
+def import_object(target: str, what: str) -> Any:
+    """``module.path:attribute`` imported, with errors that say which part failed and how to fix it."""
+    module_name, colon, attr = target.partition(":")
+    if not colon or not module_name or not attr:
+        raise ConfigError(f"{what}: {target!r} is not 'module.path:attribute'", hint="e.g. mypkg.kit:KIT")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"{what}: cannot import module {module_name!r} ({exc})",
+            hint=f"install the package that provides {module_name!r}, or put it on PYTHONPATH",
+        ) from None
+    except Exception as exc:  # a kit's own import error: say where it came from
+        raise ConfigError(
+            f"{what}: importing {module_name!r} failed: {type(exc).__name__}: {exc}",
+            hint=f"fix the error in {module_name!r} (run `python -c 'import {module_name}'` to see it)",
+        ) from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(
+                f"{what}: module {module_name!r} has no attribute {attr!r}",
+                hint=f"check the name after ':' in {target!r}",
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
+def read_resource(location: str | Path, what: str) -> str:
+    """Text of a file given as a path or as ``"package:relative/path"`` inside an installed package."""
+    if isinstance(location, str) and ":" in location and not Path(location).exists():
+        package, _, rel = location.partition(":")
+        try:
+            resource = resources.files(package).joinpath(rel)
+        except ModuleNotFoundError:
+            raise ConfigError(
+                f"{what}: no package {package!r}", hint="check the 'package:path' form"
+            ) from None
+        if not resource.is_file():
+            raise ConfigError(f"{what}: {location!r} is not a file in package {package!r}", hint="check it")
+        return resource.read_text(encoding="utf-8")
+    path = Path(location)
+    if not path.is_file():
+        raise ConfigError(f"{what}: {str(path)!r} does not exist", hint="pass an existing YAML file")
+    return path.read_text(encoding="utf-8")

@@ -44,7 +44,7 @@ def test_gold_path_solver_wins(env: ScienceWorldEnv, task: str) -> None:
         if terminated or truncated:
             break
     assert info["success"] and info["score"] == 1.0
-    assert env.runtime_state()["gold_path_left_at"] is None
+    assert env.gold_path_left_at is None
 
 
 def test_bad_action_and_valid_list_on_demand(env: ScienceWorldEnv) -> None:

@@ -46,7 +46,7 @@ def test_gold_path_solver_wins(env: TwxEnv) -> None:
     for index in range(5):
         info = play_solver(env, index)
         assert info["success"] and info["score"] == 1.0
-        assert env.runtime_state()["gold_path_left_at"] is None
+        assert env.gold_path_left_at is None
 
 
 def test_bad_action_is_invalid_and_harmless(env: TwxEnv) -> None:
@@ -58,7 +58,7 @@ def test_bad_action_is_invalid_and_harmless(env: TwxEnv) -> None:
     assert "Unknown action" in obs
     # leaving the gold path is reported with the step where it happened
     env.expert_action()
-    assert env.runtime_state()["gold_path_left_at"] == 1
+    assert env.gold_path_left_at == 1
 
 
 def test_one_jvm_serves_many_episodes(env: TwxEnv) -> None:

@@ -17,7 +17,7 @@ points of this distribution, exactly as a user's kit is; :mod:`.registration` re
 - :mod:`.twx`: TextWorldExpress ``twx-twc``, ``twx-cookingworld``, ``twx-coin`` (its JAR through py4j);
 - :mod:`.scienceworld`: ScienceWorld (its JAR): official variation splits, gold paths, fast steps;
 - :mod:`.bfcl`: BFCL multi-turn: official data and ``multi_turn_checker``, calls run in a confined worker;
-- :mod:`.requirements`: a missing optional package or Java runtime as one clear error with the install command.
+- :mod:`.requirements`: a missing package or Java runtime as one clear error naming the install command.
 
 Importing a kit imports no benchmark: each environment loads its package (and starts its JVM or worker) on
 first use.

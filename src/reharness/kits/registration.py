@@ -1,49 +1,26 @@
-"""Register the real-benchmark environments by name, until the kit registry finds them itself.
+"""The real-benchmark kits by name, and their registration in this process.
 
-:func:`register_kit_envs` adds ``twx-twc``, ``twx-cookingworld``, ``twx-coin``, ``scienceworld`` and ``bfcl``
-to the environment registry (:func:`reharness.envs.register_env`: entry-point strings only, so nothing
-heavy loads until an environment is built). It is idempotent.
+This distribution declares them in the entry-point group ``reharness.kits`` (``pyproject.toml``), so an
+installed reharness finds ``--env twx-twc`` exactly as it finds a user's kit. :func:`register_kit_envs`
+registers the same kit objects in-process (:func:`reharness.envs.registry.register_kit`), for a source
+checkout whose entry points are not installed (tests, ``PYTHONPATH=src``). Idempotent; it imports no
+benchmark package.
 """
 
 from __future__ import annotations
 
-from reharness.envs.registry import EnvSpec, register_env
+from reharness.envs.kit import EnvKit
+from reharness.envs.registry import register_kit
 
-KIT_ENVS: tuple[EnvSpec, ...] = (
-    EnvSpec(
-        "twx-twc",
-        "reharness/TwxTwc-v0",
-        "reharness.kits.twx.env:TwcEnv",
-        "TextWorldExpress TextWorld Commonsense (official seed folds, gold paths; needs Java)",
-    ),
-    EnvSpec(
-        "twx-cookingworld",
-        "reharness/TwxCookingWorld-v0",
-        "reharness.kits.twx.env:CookingWorldEnv",
-        "TextWorldExpress CookingWorld (official seed folds, gold paths; needs Java)",
-    ),
-    EnvSpec(
-        "twx-coin",
-        "reharness/TwxCoin-v0",
-        "reharness.kits.twx.env:CoinEnv",
-        "TextWorldExpress Coin Collector (official seed folds, gold paths; needs Java)",
-    ),
-    EnvSpec(
-        "scienceworld",
-        "reharness/ScienceWorld-v0",
-        "reharness.kits.scienceworld.env:ScienceWorldEnv",
-        "ScienceWorld: 30 science tasks, official variation splits, gold paths (needs Java)",
-    ),
-    EnvSpec(
-        "bfcl",
-        "reharness/BFCLMultiTurn-v0",
-        "reharness.kits.bfcl.env:BfclEnv",
-        "BFCL v4 multi-turn: stateful APIs, official multi_turn_checker (test data split by scenario)",
-    ),
-)
+
+def kit_objects() -> dict[str, EnvKit]:
+    """Every real-benchmark kit by environment name."""
+    from reharness.kits import bfcl, scienceworld, twx
+
+    return {**twx.KITS, scienceworld.KIT.name: scienceworld.KIT, bfcl.KIT.name: bfcl.KIT}
 
 
 def register_kit_envs() -> None:
-    """Make every kit environment addressable by name (``--env twx-twc``)."""
-    for spec in KIT_ENVS:
-        register_env(spec)
+    """Make every real-benchmark kit addressable by name in this process (``--env twx-twc``)."""
+    for kit in kit_objects().values():
+        register_kit(kit, source="reharness.kits.registration")

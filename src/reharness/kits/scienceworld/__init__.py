@@ -1,5 +1,23 @@
 """ScienceWorld kit: ``scienceworld`` (package ``scienceworld``, a JAR run through py4j; needs Java).
 
 Modules: :mod:`.variations` (the official variation splits), :mod:`.env` (the environment: direct JAR calls
-for speed, canonical observations, gold-path solver, Harness-R1 ctx fields).
+for speed, canonical observations, gold-path solver, ctx fields), :mod:`.failures` (detectors: numbered
+menus answered with a command, ``focus on`` the wrong object, ``look around`` loops). ``KIT`` is the
+entry-point object.
 """
+
+from reharness.envs.kit import EnvKit
+from reharness.kits.scienceworld.failures import scienceworld_findings
+
+KIT = EnvKit(
+    name="scienceworld",
+    env="reharness.kits.scienceworld.env:ScienceWorldEnv",
+    summary="ScienceWorld: 30 elementary-science tasks, official variation splits, gold paths (needs Java)",
+    gym_id="reharness/ScienceWorld-v0",
+    harnesses={
+        "base": "reharness.kits.scienceworld:harness.yaml",
+        "valid": "reharness.kits.scienceworld:harness-valid.yaml",
+    },
+    detectors=(scienceworld_findings,),
+    ctx_fields={"score": "float", "awaiting_choice": "bool"},
+)

@@ -16,8 +16,8 @@ lists), whose order the JAR may vary between JVM starts; valid actions are sorte
 ambiguous command are left as the JAR writes them.
 
 The scripted solver plays the gold action sequence, generated on first use (the task is reloaded with
-``generateGoldPath`` and the episode's actions replayed); ``runtime_state()['gold_path_left_at']`` records
-the step where an episode left it.
+``generateGoldPath`` and the episode's actions replayed); ``gold_path_left_at`` records (and, once the
+solver asked, each step's ``info``) the step where an episode left it.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ class ScienceWorldEnv(TextEnv):
             success=success,
             score=min(max(raw, 0.0), 1.0),
             invalid=invalid,
-            info={"score_raw": raw, "ambiguous": observation.startswith(AMBIGUOUS)},
+            info={"score_raw": raw, "ambiguous": observation.startswith(AMBIGUOUS), **self._gold_report()},
         )
 
     def valid_actions(self) -> list[str]:
@@ -213,6 +213,16 @@ class ScienceWorldEnv(TextEnv):
                     i + 1 for i, a in enumerate(self._history) if i >= len(self._gold) or a != self._gold[i]
                 )
         return list(self._gold)
+
+    def _gold_report(self) -> dict[str, Any]:
+        return {} if self._gold is None else {"gold_path_left_at": self._left_gold_at}
+
+    @property
+    def gold_path_left_at(self) -> int | None:
+        """The step where the episode left the gold path (None: on it, or the gold path was never asked for).
+
+        Not in ``runtime_state`` on purpose: hooks must not learn whether the agent is on the gold path."""
+        return self._left_gold_at
 
     def expert_action(self) -> str:
         gold = self.gold_path()
@@ -258,5 +268,4 @@ class ScienceWorldEnv(TextEnv):
             "awaiting_choice": self._observation.startswith(AMBIGUOUS),
             "last_observation": self._observation,
             "actions_taken": list(self._history),
-            "gold_path_left_at": self._left_gold_at,
         }

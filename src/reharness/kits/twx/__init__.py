@@ -1,5 +1,46 @@
-"""TextWorldExpress kit: ``twx-twc``, ``twx-cookingworld`` and ``twx-coin`` (package ``textworld-express``).
+"""TextWorldExpress kits: ``twx-twc``, ``twx-cookingworld`` and ``twx-coin`` (package ``textworld-express``).
 
 Modules: :mod:`.jvm` (one JVM per environment instance, the official fold seeds), :mod:`.env` (the
-environments, gold-path solver, Harness-R1 ctx fields).
+environments, gold-path solver, ctx fields), :mod:`.failures` (detectors of what agents get wrong in text
+games, shared with ScienceWorld). ``KITS`` holds the three kits by name; ``TWC``, ``COOKINGWORLD`` and
+``COIN`` are the entry-point objects.
 """
+
+from reharness.envs.kit import EnvKit
+from reharness.kits.twx.failures import text_game_findings
+
+_HARNESSES = {"base": "reharness.kits.twx:harness.yaml", "valid": "reharness.kits.twx:harness-valid.yaml"}
+_CTX = {"current_location": "str", "score": "float", "inventory": "str"}
+
+
+def _kit(name: str, cls: str, gym_id: str, summary: str) -> EnvKit:
+    return EnvKit(
+        name=name,
+        env=f"reharness.kits.twx.env:{cls}",
+        summary=summary,
+        gym_id=gym_id,
+        harnesses=_HARNESSES,
+        detectors=(text_game_findings,),
+        ctx_fields=_CTX,
+    )
+
+
+TWC = _kit(
+    "twx-twc",
+    "TwcEnv",
+    "reharness/TwxTwc-v0",
+    "TextWorldExpress TextWorld Commonsense: put objects where they belong (official seed folds; needs Java)",
+)
+COOKINGWORLD = _kit(
+    "twx-cookingworld",
+    "CookingWorldEnv",
+    "reharness/TwxCookingWorld-v0",
+    "TextWorldExpress CookingWorld: follow the recipe, cook, eat (official seed folds; needs Java)",
+)
+COIN = _kit(
+    "twx-coin",
+    "CoinEnv",
+    "reharness/TwxCoin-v0",
+    "TextWorldExpress Coin Collector: find and take the coin (official seed folds; needs Java)",
+)
+KITS = {kit.name: kit for kit in (TWC, COOKINGWORLD, COIN)}

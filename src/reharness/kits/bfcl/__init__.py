@@ -4,11 +4,13 @@ Modules: :mod:`.data` (entries, ground truth, function docs, the by-scenario spl
 :mod:`.backend` (host side of the confined worker), ``worker.py`` (the worker: BFCL's backends and
 ``multi_turn_checker``, confined; standard library plus ``bfcl_eval``, never ``reharness``), :mod:`.env`,
 :mod:`.failures` (detectors: unparsable calls, unknown functions, missing or ill-typed arguments, a forgotten
-``cd``). ``KIT`` is the entry-point object.
+``cd``), :mod:`.operators` (repairs: call format, required arguments, cd reminder). ``KIT`` is the
+entry-point object.
 """
 
 from reharness.envs.kit import EnvKit
 from reharness.kits.bfcl.failures import bfcl_findings
+from reharness.kits.bfcl.operators import OPERATORS
 
 KIT = EnvKit(
     name="bfcl",
@@ -17,5 +19,6 @@ KIT = EnvKit(
     gym_id="reharness/BFCLMultiTurn-v0",
     harnesses={"base": "reharness.kits.bfcl:harness.yaml", "fc": "reharness.kits.bfcl:harness-fc.yaml"},
     detectors=(bfcl_findings,),
+    operators=OPERATORS,
     ctx_fields={"turn": "int", "turns": "int", "current_directory": "str"},
 )

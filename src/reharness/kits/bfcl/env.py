@@ -247,6 +247,9 @@ class BfclEnv(TextEnv):
             "last_results": list(self._last_results),
             "available_functions": sorted(self._docs),
             "current_directory": self.cwd,
+            "required_arguments": {
+                name: list(doc.get("parameters", {}).get("required", [])) for name, doc in self._docs.items()
+            },
         }
 
     def task_fields(self) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 
 Modules: :mod:`.variations` (the official variation splits), :mod:`.env` (the environment: direct JAR calls
 for speed, canonical observations, gold-path solver, ctx fields), :mod:`.failures` (detectors: numbered
-menus answered with a command, ``focus on`` the wrong object, ``look around`` loops). ``KIT`` is the
-entry-point object.
+menus answered with a command, ``focus on`` the wrong object, ``look around`` loops), :mod:`.operators`
+(repairs: menu answers, a focus guard). ``KIT`` is the entry-point object.
 """
 
 from reharness.envs.kit import EnvKit
 from reharness.kits.scienceworld.failures import scienceworld_findings
+from reharness.kits.scienceworld.operators import OPERATORS
 
 KIT = EnvKit(
     name="scienceworld",
@@ -19,5 +20,6 @@ KIT = EnvKit(
         "valid": "reharness.kits.scienceworld:harness-valid.yaml",
     },
     detectors=(scienceworld_findings,),
+    operators=OPERATORS,
     ctx_fields={"score": "float", "awaiting_choice": "bool"},
 )

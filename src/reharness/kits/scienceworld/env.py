@@ -33,6 +33,8 @@ from reharness.kits.scienceworld.variations import SPLIT_COUNTS, variations
 
 TOOL_NAME = "take_action"
 AMBIGUOUS = "Ambiguous request"
+#: How the JAR answers a command it cannot parse or match to objects.
+INVALID_PREFIXES = ("Unknown action", "No known action matches")
 
 
 def _depth(line: str) -> int:
@@ -173,7 +175,7 @@ class ScienceWorldEnv(TextEnv):
         if self._left_gold_at is None and self._gold is not None and not self._on_gold():
             self._left_gold_at = self.steps
         success = raw >= 1.0
-        invalid = observation.startswith("No known action matches that input")
+        invalid = observation.startswith(INVALID_PREFIXES)
         return Transition(
             observation=observation.strip(),
             reward=raw - previous,

@@ -11,9 +11,9 @@ hundreds of steps/s) and builds the valid list only when asked — :meth:`Scienc
 in every ``info`` when the environment is built with ``list_valid_actions=True`` (a harness that shows
 admissible actions sets it in ``env_options``). One JVM per environment instance serves all its episodes.
 
-Determinism: observations are made canonical by sorting each run of tab-indented lines (the room's object
-lists), whose order the JAR may vary between JVM starts; valid actions are sorted. The numbered menus of an
-ambiguous command are left as the JAR writes them.
+Determinism: the kit starts the JAR itself with identity hash codes fixed (:mod:`.jvm`), so a task's
+trajectory does not depend on what the JVM ran before nor on the process; on top, observations are made
+canonical by sorting the entries of tab-indented object lists, and valid actions are sorted.
 
 The scripted solver plays the gold action sequence, generated on first use (the task is reloaded with
 ``generateGoldPath`` and the episode's actions replayed); ``gold_path_left_at`` records (and, once the
@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 from reharness.core.errors import EnvError, did_you_mean
 from reharness.envs.base import SPLITS, Task, TextEnv, Transition
 from reharness.kits.requirements import require_java, require_module
+from reharness.kits.scienceworld.jvm import ScienceWorldJvm
 from reharness.kits.scienceworld.variations import SPLIT_COUNTS, variations
 
 TOOL_NAME = "take_action"
@@ -93,14 +94,8 @@ class ScienceWorldEnv(TextEnv):
         self._index = [(task, v) for task in SPLIT_COUNTS for v in variations(task, split)]
         module = require_module("scienceworld", "scienceworld", self.name)
         require_java(self.name)
-        try:
-            self._package = module.ScienceWorldEnv("", envStepLimit=10**9)
-        except Exception as exc:  # py4j: the JVM did not start or did not answer
-            raise EnvError(
-                f"scienceworld: the JVM failed to start: {type(exc).__name__}: {exc}",
-                hint="check `java -version` works (apt-get install default-jre-headless)",
-            ) from None
-        self.server = self._package.server
+        self._jvm = ScienceWorldJvm(module)
+        self.server = self._jvm.server
         self._loaded: tuple[str, int, bool] | None = None
         self._history: list[str] = []
         self._gold: list[str] | None = None
@@ -109,9 +104,9 @@ class ScienceWorldEnv(TextEnv):
         self._observation = ""
 
     def close(self) -> None:
-        package, self._package = getattr(self, "_package", None), None
-        if package is not None:
-            package.close()
+        jvm = getattr(self, "_jvm", None)
+        if jvm is not None:
+            jvm.close()
 
     # ------------------------------------------------------------------ tasks
     def num_tasks(self) -> int:

@@ -91,3 +91,22 @@ def test_same_command_same_digest_across_processes(need_twx: None, tmp_path: Pat
     first = _digest(tmp_path / "a", "random")
     second = _digest(tmp_path / "b", "random")
     assert first == second
+
+
+def test_a_trajectory_does_not_depend_on_what_the_jvm_ran_before(env: TwxEnv) -> None:
+    import random
+
+    def trajectory(index: int) -> list[str]:
+        obs, _ = env.reset(options={"task": index})
+        rng, seen = random.Random(index), [obs]
+        for _ in range(20):
+            obs, _, terminated, truncated, _ = env.step(env.random_action(rng))
+            seen.append(obs)
+            if terminated or truncated:
+                break
+        return seen
+
+    first = trajectory(5)
+    for other in range(100, 120):
+        trajectory(other)
+    assert trajectory(5) == first

@@ -18,8 +18,8 @@ import statistics
 import time
 
 from reharness.envs import make_env
-from reharness.envs.code.protocol import Command, render
-from reharness.envs.code.testrun import run_tests
+from reharness.kits.code.protocol import Command, render
+from reharness.kits.code.testrun import run_tests
 
 
 def _pct(values: list[float], q: float) -> float:

@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from reharness.envs.db.env import DBEnv
 from reharness.failures import failure_codes
+from reharness.kits.db.env import DBEnv
 from reharness.runtime import Harness, RunSpec, SolverAgent, base_harness_config, run_batch
 from reharness.store.records import EpisodeRecord
 from reharness.store.run_store import RunStore

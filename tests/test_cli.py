@@ -84,9 +84,7 @@ def test_gold_agent_on_real_dev_file(tmp_path: Path) -> None:
 
 
 def test_db_tool_calling_harness(tmp_path: Path) -> None:
-    harness = (
-        Path(__file__).resolve().parents[1] / "src" / "reharness" / "runtime" / "harnesses" / "db-fc.yaml"
-    )
+    harness = Path(__file__).resolve().parents[1] / "src" / "reharness" / "kits" / "db" / "harness-fc.yaml"
     result = run_json(
         "--env", "db", "--agent", "solver", "--n", "5", "--harness", str(harness), "--out", str(tmp_path)
     )

@@ -15,10 +15,10 @@ from proposer_helpers import INPROCESS, episode, random_packet, sloppy_household
 from reharness.engineer.base import finish_reply
 from reharness.engineer.operators import KNOBS, OperatorEngineer, get_operator, merge, program_operators
 from reharness.engineer.program import (
-    CONDITION_FIELDS,
     HOOK_LANGUAGE,
     PROGRAM_LANGUAGE,
     compile_program,
+    condition_fields,
     language_help,
     parse_program,
     program_patch,
@@ -61,7 +61,7 @@ def test_every_repair_of_every_env_compiles_to_a_valid_patch(packets: dict[str, 
     for env in ENVS:
         evidence = packets[env].leakage_evidence()
         for op in program_operators(env):
-            fields = [f for f, kind in CONDITION_FIELDS[env].items() if kind == "int"]
+            fields = [f for f, kind in (condition_fields(env) or {}).items() if kind == "int"]
             for params in [op.defaults(env), *({k: v[-1]} for k, v in op.space(env).items())]:
                 text = render_program([(op, params)], env) + f" if {fields[checked % len(fields)]}>=1"
                 patch = program_patch(text, env)

@@ -19,12 +19,12 @@ from reharness.core.errors import EnvError
 from reharness.core.sandbox import confine
 from reharness.core.sandbox.interpreter import ConfinedInterpreter
 from reharness.envs import check_env, make_env
-from reharness.envs.apps import AppsEnv, run_metrics
-from reharness.envs.apps.grading import normalise_answer
-from reharness.envs.apps.protocol import fence
-from reharness.envs.apps.scenarios import TEMPLATES
-from reharness.envs.apps.world import N_PEOPLE, World
 from reharness.failures import failure_codes
+from reharness.kits.apps import AppsEnv, run_metrics
+from reharness.kits.apps.grading import normalise_answer
+from reharness.kits.apps.protocol import fence
+from reharness.kits.apps.scenarios import TEMPLATES
+from reharness.kits.apps.world import N_PEOPLE, World
 from reharness.runtime import CallableOverlay, EpisodeRunner, FunctionAgent, Harness, SolverAgent
 from reharness.runtime.harness import load_harness_config
 
@@ -367,7 +367,7 @@ def scripted(codes: list[str]) -> FunctionAgent:
 
 
 def test_solver_episodes_are_deterministic_under_both_harnesses(env: AppsEnv) -> None:
-    fc = Harness(load_harness_config("src/reharness/runtime/harnesses/apps-fc.yaml", "apps"))
+    fc = Harness(load_harness_config("src/reharness/kits/apps/harness-fc.yaml", "apps"))
     for harness in (Harness.base("apps"), fc):
         a, b = episode(env, SolverAgent(), 5, harness), episode(env, SolverAgent(), 5, harness)
         assert a.success and a.digest_payload() == b.digest_payload()

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from reharness.envs import make_env
-from reharness.envs.code import CodeEnv, CodeInstance, load_instances, run_tests
-from reharness.envs.code.diff import apply_diff, make_diff
-from reharness.envs.code.protocol import Command, render
-from reharness.envs.code.schema import tree_hash
-from reharness.envs.code.templates import BUG_KINDS
+from reharness.kits.code import CodeEnv, CodeInstance, load_instances, run_tests
+from reharness.kits.code.diff import apply_diff, make_diff
+from reharness.kits.code.protocol import Command, render
+from reharness.kits.code.schema import tree_hash
+from reharness.kits.code.templates import BUG_KINDS
 from reharness.runtime import EpisodeRunner, Harness, SolverAgent
 from reharness.runtime.harness import load_harness_config
 
@@ -286,7 +286,7 @@ def test_schema_round_trip_and_real_instance_loader(tmp_path: Path) -> None:
 def test_tool_call_protocol_through_the_fc_harness() -> None:
     env = make_env("code", split="test", protocol="fc")
     root = Path(__file__).resolve().parents[2]
-    harness = Harness(load_harness_config(root / "src/reharness/runtime/harnesses/code-fc.yaml"))
+    harness = Harness(load_harness_config(root / "src/reharness/kits/code/harness-fc.yaml"))
 
     async def go() -> list[bool]:
         runner = EpisodeRunner(env, SolverAgent(), harness)

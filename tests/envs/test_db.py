@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from reharness.core.errors import DataError, EnvError
-from reharness.envs.db import DBEnv, SqlSandbox, load_dbbench
-from reharness.envs.db.grading import grade_fc, grade_v02, parse_answer_md5, table_hash
-from reharness.envs.db.protocol import parse_action
 from reharness.envs.registry import make_env
+from reharness.kits.db import DBEnv, SqlSandbox, load_dbbench
+from reharness.kits.db.grading import grade_fc, grade_v02, parse_answer_md5, table_hash
+from reharness.kits.db.protocol import parse_action
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dbbench"
 needs_data = pytest.mark.skipif(not (DATA / "dev.jsonl").is_file(), reason="DBBench data files not present")

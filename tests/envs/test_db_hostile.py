@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from reharness.core.types import ChatRequest, ChatResponse
-from reharness.envs.db import SqlSandbox
-from reharness.envs.db.sandbox import SandboxLimits
+from reharness.kits.db import SqlSandbox
+from reharness.kits.db.sandbox import SandboxLimits
 from reharness.runtime import Agent, Harness, RunSpec, base_harness_config, run_batch
 from reharness.runtime.protocols import render_action
 
@@ -133,7 +133,7 @@ def test_a_statement_at_its_limit_does_not_stall_the_other_episodes(tmp_path: Pa
     ],
 )
 def test_hostile_replies_parse_in_linear_time(reply: str) -> None:
-    from reharness.envs.db.protocol import parse_action
+    from reharness.kits.db.protocol import parse_action
 
     start = time.monotonic()
     parsed = parse_action(reply)

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from reharness.envs import make_env
-from reharness.envs.shop.search import MAX_QUERY_TOKENS, search_products
+from reharness.kits.shop.search import MAX_QUERY_TOKENS, search_products
 
 ACTIONS = {
     "shop": [

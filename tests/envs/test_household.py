@@ -14,10 +14,10 @@ import pytest
 
 from reharness.core.errors import EnvError
 from reharness.envs.base import SPLITS, Task
-from reharness.envs.household import HouseholdEnv
-from reharness.envs.household.catalog import OPENABLE, TASK_TYPES, kind_of
-from reharness.envs.household.commands import command_key, normalise
-from reharness.envs.household.explore import exploring_expert_action, start_weights
+from reharness.kits.household import HouseholdEnv
+from reharness.kits.household.catalog import OPENABLE, TASK_TYPES, kind_of
+from reharness.kits.household.commands import command_key, normalise
+from reharness.kits.household.explore import exploring_expert_action, start_weights
 
 _INSTANCE = re.compile(r"\b[a-z]+ \d+\b")
 
@@ -465,7 +465,7 @@ def test_random_agent_rarely_succeeds() -> None:
 def test_episode_is_independent_of_hash_seed() -> None:
     script = (
         "import json, random\n"
-        "from reharness.envs.household import HouseholdEnv\n"
+        "from reharness.kits.household import HouseholdEnv\n"
         "env = HouseholdEnv(split='test'); rng = random.Random(3); out = []\n"
         "for i in range(5):\n"
         "    obs, info = env.reset(seed=i, options={'task': i}); out.append(obs)\n"

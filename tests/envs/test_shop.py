@@ -15,12 +15,12 @@ from rapidfuzz import fuzz
 from reharness.core.errors import EnvError
 from reharness.core.hashing import stable_hash
 from reharness.envs.base import Task
-from reharness.envs.shop import ShopEnv, build_catalogue
-from reharness.envs.shop.catalogue import CATALOGUE_SEED
-from reharness.envs.shop.reward import Goal, attribute_matches, purchase_reward, type_reward
-from reharness.envs.shop.search import search_products
-from reharness.envs.shop.session import parse_action
-from reharness.envs.shop.vocab import CATEGORIES, OPTION_POOLS
+from reharness.kits.shop import ShopEnv, build_catalogue
+from reharness.kits.shop.catalogue import CATALOGUE_SEED
+from reharness.kits.shop.reward import Goal, attribute_matches, purchase_reward, type_reward
+from reharness.kits.shop.search import search_products
+from reharness.kits.shop.session import parse_action
+from reharness.kits.shop.vocab import CATEGORIES, OPTION_POOLS
 
 N_TASKS = 200
 
@@ -386,7 +386,7 @@ def test_gymnasium_registration() -> None:
 
 _DIGEST_SCRIPT = """
 import json
-from reharness.envs.shop import ShopEnv, build_catalogue
+from reharness.kits.shop import ShopEnv, build_catalogue
 env = ShopEnv(split="test")
 obs = []
 for i in range(3):

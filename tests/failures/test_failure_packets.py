@@ -12,8 +12,8 @@ from failure_helpers import answer, harness, replies
 
 from reharness.core.errors import ConfigError, DataError
 from reharness.failures import FailurePacket, detect, extract_packet, render_packet, signals
-from reharness.failures.evidence import PRODUCT_ID
 from reharness.failures.text import TRIM_MARKER, Masker, trim
+from reharness.kits.shop.failures import PRODUCT_ID
 from reharness.runtime import Agent, RandomAgent, RunSpec, run_batch
 from reharness.store.records import EpisodeRecord, RunMeta
 from reharness.store.run_store import open_run_dir

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import random
 
-from reharness.envs.db.protocol import parse_action
+from reharness.kits.db.near_miss import split_top_level, sql_near_miss
+from reharness.kits.db.notes import sql_problem
+from reharness.kits.db.protocol import parse_action
 from reharness.models.tiny.demos import render_demos
 from reharness.models.tiny.interventions import InterventionRates, compact
-from reharness.models.tiny.near_miss import split_top_level, sql_near_miss
-from reharness.models.tiny.observed_notes import sql_problem
 
 COLUMNS = ["Rank", "Nation", "Gold", "Area (km²)"]
 INSERT = (

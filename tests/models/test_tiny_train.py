@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reharness.models.tiny.config import RECIPES, Recipe, recipe_for
+from reharness.models.tiny.config import Recipe, recipe_for, recipes
 from reharness.models.tiny.demos import Demo, render_demos
 from reharness.runtime import EpisodeRunner, Harness
 from reharness.runtime.harness import base_harness_config
@@ -53,7 +53,7 @@ def test_household_perturbations_include_taking_the_goal_object_where_it_is_not(
     it) is among the perturbations, so demonstrations show the expert's way back from it."""
     import random
 
-    from reharness.envs.household import HouseholdEnv
+    from reharness.kits.household import HouseholdEnv
     from reharness.models.tiny.demos import perturbation
 
     env = HouseholdEnv(split="train")
@@ -344,7 +344,7 @@ def test_run_no_train_fails_with_the_training_command(
     assert not (tmp_path / "tiny" / "shop-M").exists()
 
 
-@pytest.mark.parametrize(("env", "size"), sorted(RECIPES))  # every recipe ships its weights
+@pytest.mark.parametrize(("env", "size"), sorted(recipes()))  # every recipe ships its weights
 def test_shipped_agent_loads_and_acts_through_the_runtime(env: str, size: str, tmp_path: Path) -> None:
     """A shipped tiny agent is a complete HF directory with provenance and runs real episodes."""
     from reharness.models.registry import make_agent, resolve_tiny

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reharness.core.errors import ConfigError, DataError, UnknownNameError
-from reharness.engineer.operators.registry import OPERATORS
+from reharness.engineer.operators.registry import shipped_operators
 from reharness.envs.registry import make_env
 from reharness.failures.codes import ALL_CODES
 from reharness.patches.model import load_patch
@@ -50,13 +50,13 @@ def test_builtin_directions_cover_the_required_clusters() -> None:
 
 
 def test_every_operator_is_tagged_with_a_direction() -> None:
-    untagged = [op.name for op in OPERATORS if not directions_of(op.name)]
+    untagged = [op.name for op in shipped_operators() if not directions_of(op.name)]
     assert untagged == []
     assert directions_of("snap_to_admissible") == ("action_validity",)
     assert set(directions_of("loop_breaker")) == {"loop_recovery", "state_memory"}
     # an operator's own failure codes meet the cluster of every direction it is tagged with
     by_name = {d.name: d for d in builtin_directions()}
-    for op in OPERATORS:
+    for op in shipped_operators():
         for direction in directions_of(op.name):
             assert set(op.codes) & set(by_name[direction].codes), (op.name, direction)
 

@@ -111,9 +111,9 @@ def routed_pool(root: Path) -> Path:
     """A saved pool whose H0 has a 3-step budget (no household task fits) and one sibling with 30 steps,
     profiled on the solver's valid episodes, plus strong evidence that the sibling helps on every other task
     type and hurts on the rest: Rank-1 routing sends tasks to both harnesses."""
-    from reharness.envs.household.catalog import TASK_TYPES
     from reharness.envs.registry import make_env
     from reharness.failures import failure_codes
+    from reharness.kits.household.catalog import TASK_TYPES
     from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import ProfileCell, measure_profile

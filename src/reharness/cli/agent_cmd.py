@@ -23,7 +23,12 @@ agent_app = typer.Typer(
 @agent_app.command("train")
 @friendly_errors
 def train(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db, apps or code.")],
+    env: Annotated[
+        str,
+        typer.Option(
+            help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
+        ),
+    ],
     size: Annotated[str, typer.Option(help="Model size: S or M (micro: a seconds-long test model).")] = "S",
     steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps (default: the recipe's).")] = None,
     batch_size: Annotated[
@@ -179,7 +184,7 @@ def list_agents(
 @agent_app.command("eval")
 @friendly_errors
 def eval_agent(
-    agent: Annotated[str, typer.Option(help="A tiny agent name (household-S) or a model directory.")],
+    agent: Annotated[str, typer.Option(help="A tiny agent name (ENV-SIZE) or a model directory.")],
     env: Annotated[str | None, typer.Option(help="Environment (default: the tiny agent's).")] = None,
     n: Annotated[int, typer.Option(min=1, help="Episodes.")] = 100,
     seed: Annotated[int, typer.Option(help="Run seed (task choice and episode seeds).")] = 0,
@@ -199,11 +204,15 @@ def eval_agent(
     if "/" in agent and not path.is_dir():
         raise ConfigError(
             f"--agent {agent}: {'not a directory' if path.exists() else 'no such directory'}",
-            hint="pass a tiny agent name (household-S) or a model directory (reharness agent train --out)",
+            hint="pass a tiny agent name (ENV-SIZE, `reharness agent list`) or a model directory "
+            "(reharness agent train --out)",
         )
     if path.is_dir():
         if env is None:
-            raise ConfigError("--env is required when --agent is a directory", hint="pass --env household")
+            raise ConfigError(
+                "--env is required when --agent is a directory",
+                hint="pass --env ENV (the environment the agent was trained on)",
+            )
         env_name = env
     else:
         env_name = env or parse_name(agent)[0]

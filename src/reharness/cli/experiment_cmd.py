@@ -34,7 +34,7 @@ experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' t
 @experiment_app.command("r1")
 @friendly_errors
 def r1(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
+    env: Annotated[str, typer.Option(help="Environment: a kit with a Harness-R1 benchmark, or all of them.")],
     out: Annotated[
         Path, typer.Option(callback=output_dir, help="Output directory (train/, runs/, report.md).")
     ] = Path("r1"),
@@ -157,7 +157,7 @@ def r1(
 @experiment_app.command("s")
 @friendly_errors
 def s(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
+    env: Annotated[str, typer.Option(help="Environment: a kit with a Harness-R1 benchmark, or all of them.")],
     out: Annotated[
         Path, typer.Option(callback=output_dir, help="Output directory (ENV/METHOD/, runs, report.md).")
     ] = Path("s"),

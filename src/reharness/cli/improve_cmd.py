@@ -17,8 +17,7 @@ from rich.table import Table
 from reharness.cli.common import RetryErrors, friendly_errors, output_dir, stderr, stdout
 from reharness.cli.progress import RichEvents, batch_progress
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
-
-DEMO_AGENT = "tiny:household-S"
+from reharness.envs.registry import DEMO_AGENT, DEMO_ENV
 
 
 def _run_improve(
@@ -68,7 +67,12 @@ def _print_heldout(result: Any) -> None:
 
 @friendly_errors
 def improve(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db, code or apps.")],
+    env: Annotated[
+        str,
+        typer.Option(
+            help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
+        ),
+    ],
     agent: Annotated[str, typer.Option(help="Frozen target: solver, random, tiny:NAME, hf:PATH, openai:….")],
     engineer: Annotated[str, typer.Option(help="Engineer: operators, self-refine or llm:BACKEND.")],
     batch_size: Annotated[int, typer.Option(help="Train tasks per round (the batch B).")] = 20,
@@ -155,14 +159,14 @@ def demo(
     concurrency: Annotated[int, typer.Option(help="Episodes run concurrently.")] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
-    """Improve the built-in tiny household agent with the repair operators and print the before/after table
+    """Improve the demo kit's built-in tiny agent with the repair operators and print the before/after table
     (trains the tiny agent first if it is neither shipped nor cached: up to ~30 minutes on 2 cores)."""
     result = _run_improve(
         as_json,
         ExecutorKind.local,
         None,
         None,
-        env="household",
+        env=DEMO_ENV,
         agent=agent,
         engineer=engineer,
         batch_size=batch_size,

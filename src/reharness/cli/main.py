@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from typing import Annotated
+
 import typer
 from rich.table import Table
 
 from reharness.cli.agent_cmd import agent_app
-from reharness.cli.common import stdout
+from reharness.cli.common import friendly_errors, stdout
 from reharness.cli.experiment_cmd import experiment_app
 from reharness.cli.improve_cmd import demo, improve
 from reharness.cli.packet_cmd import packet
@@ -26,16 +29,26 @@ app = typer.Typer(
 
 
 @app.command()
-def envs() -> None:
-    """List the built-in environments."""
-    from reharness.envs.registry import BUILTIN_ENVS
+@friendly_errors
+def envs(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List every environment kit this installation can find and where each came from: the built-ins, the
+    installed distributions' `reharness.kits` entry points (and any gymnasium text env as `--env gym:ID`, or
+    a kit object as `--env module.path:attribute`)."""
+    from reharness.envs.registry import all_kits
 
+    rows = all_kits()
+    if as_json:
+        typer.echo(json.dumps([{"name": n, "source": s, "summary": d} for n, s, d in rows], indent=2))
+        return
     table = Table(title="environments")
-    for col in ("name", "gymnasium id", "description"):
+    for col in ("name", "source", "description"):
         table.add_column(col)
-    for spec in BUILTIN_ENVS.values():
-        table.add_row(spec.name, spec.gym_id, spec.summary)
+    for name, source, summary in rows:
+        table.add_row(name, source, summary)
     stdout.print(table)
+    stdout.print("also: --env gym:ID (any gymnasium text environment), --env module.path:attribute (a kit)")
 
 
 app.command()(run)

@@ -16,7 +16,12 @@ from reharness.cli.progress import RichEvents, batch_progress
 
 @friendly_errors
 def build_command(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db, code or apps.")],
+    env: Annotated[
+        str,
+        typer.Option(
+            help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
+        ),
+    ],
     agent: Annotated[str, typer.Option(help="The policy the pool is for (its profile is measured with it).")],
     sibling: Annotated[
         list[str],

@@ -42,7 +42,12 @@ def _summary(result: Any) -> dict[str, Any]:
 
 @friendly_errors
 def evolve_command(
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db, code or apps.")],
+    env: Annotated[
+        str,
+        typer.Option(
+            help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
+        ),
+    ],
     agent: Annotated[str, typer.Option(help="Target policy: tiny:NAME, hf:PATH, openai:…, solver, random.")],
     engineer: Annotated[str, typer.Option(help="Engineer: operators, llm:BACKEND or hf:PATH.")] = "operators",
     directions: Annotated[

@@ -29,7 +29,7 @@ from reharness.cli.infra import note_errors
 from reharness.cli.pool_route import Rank1Prior, build_route, check_pool_options
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, close_executor
 from reharness.core.secrets import redact
-from reharness.envs.registry import env_class, make_env, resolve_env_name
+from reharness.envs.registry import get_kit, make_env, resolve_env_name
 from reharness.failures.detectors import failure_codes
 from reharness.models.registry import make_agent
 from reharness.runtime.agents import GoldAgent
@@ -84,7 +84,10 @@ def load_patch_overlays(
 @friendly_errors
 def run(
     env: Annotated[
-        str, typer.Option(help="Environment: household, shop, db, code, apps (or a gymnasium id).")
+        str,
+        typer.Option(
+            help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
+        ),
     ],
     agent: Annotated[
         str, typer.Option(help="Policy: solver, random, gold, openai:MODEL@URL, hf:PATH or tiny:NAME.")
@@ -236,7 +239,7 @@ def run(
         "trajectory_digest": result.digest,
         "out": result.out,
     }
-    summary |= env_class(env_name).run_metrics([(e.task_id, e.success) for e in result.episodes])
+    summary |= get_kit(env_name).run_metrics([(e.task_id, e.success) for e in result.episodes])
     if routing:
         summary |= {"route": route or "rank1", **routing}
     errors = result.infrastructure_errors()

@@ -51,6 +51,7 @@ from reharness.cli.train_launch import (
 )
 from reharness.cli.train_policy_cmd import policy_command
 from reharness.core.errors import ConfigError
+from reharness.runtime.r1.factory import r1_benchmarks
 from reharness.training.data import BATCH_CONCURRENCY
 
 train_app = typer.Typer(
@@ -59,7 +60,6 @@ train_app = typer.Typer(
     no_args_is_help=True,
 )
 train_app.command("policy")(policy_command)
-ALL_ENVS = ("household", "shop", "db")
 STAGES = ("data", "sft", "grpo")
 #: options of a collection that may grow on a rerun (more batches); anything else must match
 _GROWABLE = {"train_batches", "valid_batches", "concurrency", "batch_concurrency", "candidate_timeout_s"}
@@ -71,7 +71,7 @@ def resolve_envs(env: str) -> list[str]:
     from reharness.envs.registry import resolve_env_name
 
     if env.strip() == "all":
-        return list(ALL_ENVS)
+        return list(r1_benchmarks().values())
     return [resolve_env_name(env.strip()).name]
 
 
@@ -118,7 +118,7 @@ def collect(config: Any, directory: Path, progress: Progress) -> list[dict[str, 
 @friendly_errors
 def engineer(
     ctx: typer.Context,
-    env: Annotated[str, typer.Option(help="Environment: household, shop, db or all.")],
+    env: Annotated[str, typer.Option(help="Environment: a kit with a Harness-R1 benchmark, or all of them.")],
     stage: Annotated[str, typer.Option(help="data (collect only), sft or grpo.")] = "sft",
     out: Annotated[
         Path, typer.Option(callback=output_dir, help="Output directory (data/, sft/, grpo/ inside).")

@@ -73,7 +73,12 @@ def check_pool_for(pool: Path | None, env: str, rescue: str = "router") -> None:
 
 def policy_command(
     ctx: typer.Context,
-    env: Annotated[str, typer.Option(help="Environment: household, shop or db.")],
+    env: Annotated[
+        str,
+        typer.Option(
+            help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
+        ),
+    ],
     agent: Annotated[str, typer.Option(help="Starting policy: tiny:NAME or hf:DIR.")] = "tiny:{env}-S",
     pool: Annotated[
         Path | None, typer.Option(help="Frozen sibling pool directory (needed by router and random).")
@@ -129,7 +134,7 @@ def policy_command(
     if not agent.startswith(("tiny:", "hf:")):
         raise ConfigError(
             f"--agent {agent!r} cannot be trained in-process",
-            hint="pass tiny:NAME (e.g. tiny:household-S) or hf:DIR (a local chat model directory)",
+            hint="pass tiny:ENV-SIZE (`reharness agent list`) or hf:DIR (a local chat model directory)",
         )
     if tensorboard and not any(find_spec(name) for name in ("tensorboard", "tensorboardX")):
         raise ConfigError("--tensorboard needs the tensorboard package", hint="pip install tensorboard")

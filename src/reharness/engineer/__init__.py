@@ -19,12 +19,12 @@ from reharness.engineer.factory import make_engineer
 
 if TYPE_CHECKING:
     from reharness.engineer.llm import LLMEngineer
-    from reharness.engineer.operators import OPERATORS, Operator, OperatorEngineer
+    from reharness.engineer.operators import GENERIC, Operator, OperatorEngineer
     from reharness.engineer.self_refine import SelfRefineEngineer
 
 _LAZY = {
     "LLMEngineer": "llm",
-    "OPERATORS": "operators",
+    "GENERIC": "operators",
     "Operator": "operators",
     "OperatorEngineer": "operators",
     "SelfRefineEngineer": "self_refine",
@@ -32,7 +32,7 @@ _LAZY = {
 
 __all__ = [
     "ENGINEER_SPECS",
-    "OPERATORS",
+    "GENERIC",
     "Engineer",
     "LLMEngineer",
     "Operator",

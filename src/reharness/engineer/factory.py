@@ -53,7 +53,7 @@ def check_engineer_spec(spec: str) -> tuple[str, str]:
     if name in ("llm", "llm:"):
         raise UnknownNameError(
             f"engineer spec {spec!r} names no model backend",
-            hint="write llm:BACKEND, e.g. llm:openai:gpt-4o@http://127.0.0.1:8000/v1 or llm:tiny:household-S",
+            hint="write llm:BACKEND, e.g. llm:openai:gpt-4o@http://127.0.0.1:8000/v1 or llm:tiny:ENV-SIZE",
         )
     raise UnknownNameError(
         f"unknown engineer {spec!r}",

@@ -6,8 +6,8 @@ and after the run and a mismatch raises :class:`PairingError` instead of compari
 returns a :class:`PairedResult`:
 
 - **Δ_B** (``delta``) = mean over the *whole* batch of (patched score − baseline score), already-solved tasks
-  included (REFERENCE.md §1). ``score`` is the environment's final score: WebShop's shaped reward on ``shop``,
-  0/1 elsewhere. ``success_delta`` is the change of the success rate.
+  included (REFERENCE.md §1). ``score`` is the environment's final score: WebShop's shaped reward on the
+  WebShop-like kit, 0/1 elsewhere. ``success_delta`` is the change of the success rate.
 - **flips**: ``rescued`` (failed → succeeded) and ``broken`` (succeeded → failed) task ids.
 - **confidence intervals** of Δ_B and of the success change: percentile bootstrap over tasks with paired
   resampling (a task's baseline and patched scores stay together), :data:`BOOTSTRAP_RESAMPLES` resamples,

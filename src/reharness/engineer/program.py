@@ -19,23 +19,25 @@ Grammar (whitespace is free)::
 ``NAME`` is an operator or config knob of the environment (:func:`program_operators`); a parameter takes a
 value of its discrete space or, for numeric parameters, any value in the operator's ``ranges`` — so a program
 reaches repairs the ``operators`` teacher never proposes (other values, combinations, knobs, conditions).
-``FIELD`` is a typed ``ctx`` field of :data:`CONDITION_FIELDS`; a condition gates the term's hooks (the
-helper runs only when it holds). Patches record their language in ``metadata["language"]``
-(:data:`PROGRAM_LANGUAGE` with the canonical ``program`` text, or :data:`HOOK_LANGUAGE`). A malformed program
-raises :class:`~reharness.patches.errors.PatchFormatError` with a stable code (``program_syntax``,
-``unknown_operator``, ``bad_param``, ``bad_condition``, ``too_many_terms``, ``duplicate_operator``,
-``empty_program``) — an engineer's reply with one is an invalid proposal, never a crash.
+``FIELD`` is a typed ``ctx`` field (:func:`condition_fields`: the common ones and the kit's); a condition
+gates the term's hooks (the helper runs only when it holds). Patches record their language in
+``metadata["language"]`` (:data:`PROGRAM_LANGUAGE` with the canonical ``program`` text, or
+:data:`HOOK_LANGUAGE`). A malformed program raises :class:`~reharness.patches.errors.PatchFormatError`
+with a stable code (``program_syntax``, ``unknown_operator``, ``bad_param``, ``bad_condition``,
+``too_many_terms``, ``duplicate_operator``, ``empty_program``) — an engineer's reply with one is an
+invalid proposal, never a crash.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from reharness.core.errors import ConfigError, did_you_mean
+from reharness.envs.registry import BUILTIN_KITS, find_kit
 from reharness.patches.documents import format_error
 from reharness.patches.errors import PatchFormatError
 
@@ -62,27 +64,32 @@ _COMMON: dict[str, FieldKind] = {
     "counters.noop_count": "int",
     "task.task_type": "str",
 }
-#: The ``ctx`` fields a condition may test, per environment, with their kind (strings: ``==``/``!=`` only).
-CONDITION_FIELDS: dict[str, dict[str, FieldKind]] = {
-    "household": _COMMON | {"placed_count": "int", "target_found": "bool"},
-    "shop": _COMMON
-    | {
-        "state.page_type": "str",
-        "state.buy_now_available": "bool",
-        "state.duplicate_search_count": "int",
-        "state.product_stall_turns": "int",
-        "state.same_click_count": "int",
-    },
-    "db": _COMMON
-    | {
-        "state.sql_count": "int",
-        "state.error_streak": "int",
-        "state.empty_streak": "int",
-        "state.loop_streak": "int",
-        "state.last_error_kind": "str",
-        "task.answer_shape": "str",
-    },
-}
+
+
+def condition_fields(env: str) -> dict[str, FieldKind] | None:
+    """The ``ctx`` fields a condition may test in ``env``, with their kind (strings: ``==``/``!=`` only): the
+    common ones plus its kit's ``ctx_fields``; None where the language does not apply (a kit that leaves
+    every generic operator out and lists no ctx fields)."""
+    kit = find_kit(env)
+    if kit is None:
+        return None
+    if not kit.ctx_fields and kit.generic_operators is not None and not kit.generic_operators:
+        return None
+    return _COMMON | {k: cast(FieldKind, v) for k, v in kit.ctx_fields.items()}
+
+
+def _fields(env: str) -> dict[str, FieldKind]:
+    fields = condition_fields(env)
+    if fields is None:
+        able = [name for name in BUILTIN_KITS if condition_fields(name) is not None]
+        raise _error(
+            f"the repair-program language does not apply to {env!r}",
+            f"use one of {', '.join(able)}, or give its kit ctx_fields",
+            "unknown_env",
+        )
+    return fields
+
+
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>-?\d+(?:\.\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)"
     r"|(?P<cmp>>=|<=|==|!=|>|<)|(?P<punct>[(),;=]))"
@@ -235,7 +242,7 @@ class _Parser:
 
 
 def _check_condition(env: str, field: str, op: str, value: Value) -> Condition:
-    fields = CONDITION_FIELDS[env]
+    fields = _fields(env)
     if field not in fields:
         fix = did_you_mean(field, list(fields))
         raise _error(f"condition on unknown ctx field {field!r} in {env!r}", fix, "bad_condition")
@@ -271,7 +278,7 @@ def _coerce(op: Operator, key: str, value: Value, env: str) -> Value:
 
 def parse_program(text: str, env: str) -> RepairProgram:
     """Parse and check a repair program for ``env`` (operators, parameters, fields); errors name the fix."""
-    from reharness.engineer.operators.registry import KNOBS, OPERATORS, program_operators
+    from reharness.engineer.operators.registry import KNOBS, program_operators, shipped_operators
 
     if not isinstance(text, str) or not text.strip():
         raise _error(
@@ -281,10 +288,7 @@ def parse_program(text: str, env: str) -> RepairProgram:
         raise _error(
             f"the program has {len(text)} characters", f"keep it under {MAX_PROGRAM_CHARS}", "program_syntax"
         )
-    if env not in CONDITION_FIELDS:
-        raise _error(
-            f"unknown environment {env!r}", f"use one of {', '.join(CONDITION_FIELDS)}", "unknown_env"
-        )
+    _fields(env)
     parsed = _Parser(text).program()
     if not parsed:
         raise _error("the program is empty", "write at least one repair", "empty_program")
@@ -297,7 +301,7 @@ def parse_program(text: str, env: str) -> RepairProgram:
     seen: set[str] = set()
     for name, params, condition in parsed:
         if name not in allowed:
-            known = name in {op.name for op in OPERATORS + KNOBS}
+            known = name in {op.name for op in shipped_operators() + KNOBS}
             problem = f"repair {name!r} does not apply to {env!r}" if known else f"unknown repair {name!r}"
             raise _error(problem, did_you_mean(name, list(allowed)), "unknown_operator")
         if name in seen:
@@ -319,7 +323,7 @@ def compile_program(program: RepairProgram) -> Patch:
     from reharness.engineer.operators.base import merge
     from reharness.engineer.operators.registry import get_operator
 
-    choices = [(get_operator(t.operator), dict(t.params)) for t in program.terms]
+    choices = [(get_operator(t.operator, program.env), dict(t.params)) for t in program.terms]
     conditions = {t.operator: (t.when.expression(), t.when.text()) for t in program.terms if t.when}
     meta = {"language": PROGRAM_LANGUAGE, "program": program.text()}
     try:
@@ -375,14 +379,15 @@ def vocabulary() -> list[str]:
     repair name, every ``param=`` and every dotted condition field. A 0.1M-parameter engineer then writes a
     repair in a handful of tokens instead of spelling ``snap_to_admissible`` piece by piece (measured: it
     dropped or repeated ``_to``-style pieces)."""
-    from reharness.engineer.operators.registry import KNOBS, OPERATORS
+    from reharness.engineer.operators.registry import KNOBS, shipped_operators
 
     words = ["<program>", "</program>"]
-    for op in OPERATORS + KNOBS:
+    for op in shipped_operators() + KNOBS:
         words.append(op.name)
-        for env in op.envs:
+        for env in [name for name in BUILTIN_KITS if op.applies_to(name)]:
             words += [f"{key}=" for key in op.space(env)]
-    words += [f for fields in CONDITION_FIELDS.values() for f in fields if "." in f or "_" in f]
+    for env in BUILTIN_KITS:
+        words += [f for f in condition_fields(env) or {} if "." in f or "_" in f]
     return list(dict.fromkeys(words))
 
 
@@ -397,5 +402,5 @@ def language_help(env: str) -> str:
     for op in program_operators(env):
         space = ", ".join(f"{k}={'|'.join(_literal(v) for v in vs)}" for k, vs in op.space(env).items())
         lines.append(f"- {op.name}({space})")
-    lines.append("Condition fields: " + ", ".join(CONDITION_FIELDS[env]) + ".")
+    lines.append("Condition fields: " + ", ".join(_fields(env)) + ".")
     return "\n".join(lines)

@@ -24,10 +24,10 @@ from reharness.core.errors import ReharnessError
 from reharness.engineer.operators.base import _in_space
 from reharness.engineer.program import (
     _TOKEN,
-    CONDITION_FIELDS,
     MAX_PROGRAM_CHARS,
     MAX_TERMS,
     _coerce,
+    condition_fields,
     parse_program,
 )
 
@@ -47,7 +47,7 @@ def _grammar(env: str) -> tuple[dict[str, Operator], dict[str, str]]:
     """Repair name → operator, and condition field → its kind (int, bool, str), for ``env``."""
     from reharness.engineer.operators.registry import program_operators
 
-    return {op.name: op for op in program_operators(env)}, dict(CONDITION_FIELDS.get(env, {}))
+    return {op.name: op for op in program_operators(env)}, dict(condition_fields(env) or {})
 
 
 def _literal_text(value: object) -> str:

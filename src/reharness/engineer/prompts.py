@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from reharness.core.types import Message
-from reharness.patches.model import HARNESS_R1_SCHEMA, MAX_R1_ACTIONS, R1_BENCHMARKS
+from reharness.patches.model import HARNESS_R1_SCHEMA, MAX_R1_ACTIONS
 from reharness.patches.policy import (
     ALLOWED_MODULES,
     FORBIDDEN_NAMES,
@@ -33,6 +33,7 @@ from reharness.runtime.effects import (
     MAX_SKILLS,
     MAX_TEXT_CHARS,
 )
+from reharness.runtime.r1.factory import r1_benchmarks
 
 if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
@@ -86,7 +87,7 @@ EXAMPLE_CODE = (
 
 def r1_benchmark(env: str) -> str:
     """Harness-R1's benchmark name for a reharness environment (the env name itself if it has none)."""
-    return next((b for b, e in R1_BENCHMARKS.items() if e == env), env)
+    return next((b for b, e in r1_benchmarks().items() if e == env), env)
 
 
 def _kind(value: Any) -> str:

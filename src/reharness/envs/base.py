@@ -107,7 +107,7 @@ class TextEnv(gymnasium.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium convention
 
-    #: Short name (``household``), gymnasium id and version.
+    #: Short name (the kit name), gymnasium id and version.
     name: ClassVar[str] = ""
     env_id: ClassVar[str] = ""
     version: ClassVar[int] = 0
@@ -250,7 +250,8 @@ class TextEnv(gymnasium.Env[str, str]):
         if chosen is not None:
             raise EnvError(
                 f"options['task'] must be a Task, a task id or an index, got {type(chosen).__name__}",
-                hint="pass reset(options={'task': 3}) or reset(options={'task': 'household/test/000003'})",
+                hint=f"pass reset(options={{'task': 3}}) or "
+                f"reset(options={{'task': '{self.name}/test/000003'}})",
             )
         index = random.Random(derive_seed("task-choice", seed)).randrange(self.num_tasks())
         return self.get_task(index)

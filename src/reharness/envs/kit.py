@@ -17,16 +17,26 @@ read it fall back to the generic behaviour when a kit leaves it out:
 - ``signals``: a function ``record -> dict`` of environment-specific runtime signals for packets.
 - ``operators``: repair operators (:class:`reharness.engineer.operators.Operator`), each naming the
   ``direction`` it repairs along; they join the generic operators for this environment.
+- ``generic_operators``: the names of the generic operators and config knobs that apply (None: all of
+  them; ``()``: none, for an environment whose ``ctx`` they cannot read);
+- ``operator_settings``: ``operator name -> settings`` that tune a generic operator to this environment
+  (loop breaker ``advice`` and ``modes``, snap ``cutoffs`` and ``skip_prefix``, goal reminder ``progress``
+  paths, format reminder ``message`` and ``count_invalid``, step warning ``advice``);
 - ``ctx_fields``: the fields hooks see in ``ctx`` beyond the generic ones, ``name -> type``
-  (``int``/``float``/``bool``/``str``); repair programs may condition on them.
-- ``mask``: a function ``text -> text`` that hides answers in failure packets (gold values must not leak).
+  (``int``/``bool``/``str``); repair programs may condition on them (``state.x`` for a nested field).
+- ``action_key``: a function ``action -> key``: two actions with the same key are "the same action" for the
+  repeated-action detector and signals (db: the SQL statement, not the reasoning around it).
+- ``mask_rules``: what failure packets hide (:class:`reharness.failures.text.MaskRule`: answers, ids).
+- ``leakage``: a function ``text -> iterable of (kind, value)`` naming task-specific facts a patch must not
+  copy (kinds ``product_ids``, ``object_instances``).
 - ``data_loader``: a function ``(path, env_options) -> env keyword arguments`` for ``--data`` (real task
   files); without one, ``--data`` is refused for the kit.
 - ``invalid_is_format``: the environment's only invalid actions are replies outside its text format (db's
   SQL protocol): ``invalid_action`` steps count as ``format_error``.
-- ``r1_benchmark`` / ``r1_adapter``: the Harness-R1 benchmark name this environment stands for
-  (``alfworld``) and a factory ``(env, max_steps) -> adapter`` of the official ``ctx``.
-- ``tiny_recipes``: ``size -> recipe`` of built-in tiny agents trained on the kit's solver.
+- ``r1_adapter``: the class (a :class:`reharness.runtime.r1.adapter.R1Adapter`) that builds Harness-R1's
+  official ``ctx`` for this environment; it names the benchmark (``alfworld``) and its conventions.
+- ``tiny``: the tiny-agent recipe (:class:`reharness.models.tiny.spec.TinySpec`: recipes by size and the
+  rules of the solver demonstrations they are trained on).
 
 The environment (``env``) is a class or factory called with ``split``, ``max_steps`` and the harness's
 ``env_options`` and returning a :class:`reharness.envs.base.TextEnv` (or any object with the same methods,
@@ -47,7 +57,7 @@ from typing import Any, Protocol, runtime_checkable
 from reharness.core.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:/-]*$")
-_CTX_TYPES = frozenset({"int", "float", "bool", "str"})
+_CTX_TYPES = frozenset({"int", "bool", "str"})
 
 
 @runtime_checkable
@@ -62,7 +72,7 @@ class TextEnvLike(Protocol):
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict]: ...
+    ) -> tuple[str, dict[str, Any]]: ...
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]: ...
 
@@ -90,13 +100,16 @@ class EnvKit:
     detectors: Sequence[Detector] = ()
     signals: Callable[[Any], Mapping[str, Any]] | None = None
     operators: Sequence[Any] = ()
+    generic_operators: Sequence[str] | None = None
+    operator_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     ctx_fields: Mapping[str, str] = field(default_factory=dict)
-    mask: Callable[[str], str] | None = None
+    action_key: Callable[[str], str] | None = None
+    mask_rules: Sequence[Any] = ()
+    leakage: Callable[[str], Iterable[tuple[str, str]]] | None = None
     data_loader: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
     invalid_is_format: bool = False
-    r1_benchmark: str | None = None
     r1_adapter: Callable[..., Any] | None = None
-    tiny_recipes: Mapping[str, Any] = field(default_factory=dict)
+    tiny: Any = None
     #: Where the kit came from (``built-in``, ``entry point NAME (DIST)``, ``--env module:attr``, ``gym``);
     #: set by the registry.
     source: str = "user"
@@ -115,6 +128,12 @@ class EnvKit:
         """A fresh environment of this kit (unwrapped)."""
         env = self.env_factory()(**kwargs)
         return getattr(env, "unwrapped", env)
+
+    def run_metrics(self, results: Sequence[tuple[str, bool]]) -> dict[str, Any]:
+        """Environment-specific metrics of a run from its ``(task_id, success)`` pairs (the env class's
+        ``run_metrics``, e.g. apps' TGC/SGC); none when the environment defines none."""
+        metrics = getattr(self.env_factory(), "run_metrics", None)
+        return dict(metrics(results)) if callable(metrics) else {}
 
     def harness_text(self, name: str | None = None) -> str | None:
         """The YAML text of harness ``name`` (default: the base harness), or None when the kit ships none."""
@@ -147,7 +166,7 @@ class EnvKit:
         for i, detector in enumerate(self.detectors):
             if not callable(detector):
                 problems.append(f"detectors[{i}] is not callable (a function record -> findings)")
-        for key in ("signals", "mask", "data_loader", "r1_adapter"):
+        for key in ("signals", "action_key", "leakage", "data_loader", "r1_adapter"):
             value = getattr(self, key)
             if value is not None and not callable(value):
                 problems.append(f"{key} must be a function or None")

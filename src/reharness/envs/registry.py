@@ -2,11 +2,11 @@
 
 Where a kit comes from, in the order a name is tried:
 
-1. **built-ins** (:data:`BUILTIN_KITS`, the one place outside a kit that names the built-in environments):
-   ``household``, ``shop``, ``db``, ``code``, ``apps``, each a ``module:attribute`` string loaded on first use;
+1. **built-ins** (:data:`BUILTIN_KITS`, the one place outside a kit that names the built-in environments),
+   each a ``module:attribute`` string loaded on first use;
 2. kits registered in this process (:func:`register_kit`, or :func:`register_env` with an :class:`EnvSpec`);
-3. **installed distributions** that declare the entry-point group ``reharness.kits`` (the entry point's name is
-   the environment name; its object is a kit or a function returning one);
+3. **installed distributions** that declare the entry-point group ``reharness.kits`` (the entry point's
+   name is the environment name; its object is a kit or a function returning one);
 4. ``gym:ID``: any gymnasium environment with text spaces, wrapped with the generic behaviour
    (:mod:`reharness.envs.gym_adapter`);
 5. ``module.path:attribute``: a kit object or a function returning one, imported now.
@@ -32,19 +32,22 @@ from reharness.envs.kit import EnvKit, import_object
 ENTRY_POINT_GROUP = "reharness.kits"
 GYM_PREFIX = "gym:"
 
-#: The built-in kits: name -> (kit object, gymnasium id, environment class), as ``module:attribute`` strings so
-#: that registering them with gymnasium imports nothing. Each kit's other knowledge lives in its kit.
+#: The built-in kits: name -> (kit object, gymnasium id, environment class), as ``module:attribute`` strings
+#: so that registering them with gymnasium imports nothing. Each kit's other knowledge lives in its kit.
 BUILTIN_KITS: dict[str, tuple[str, str, str]] = {
     "household": (
-        "reharness.kits.household:KIT",
+        "reharness.kits.household.kit:KIT",
         "reharness/Household-v0",
-        "reharness.envs.household.env:HouseholdEnv",
+        "reharness.kits.household.env:HouseholdEnv",
     ),
-    "shop": ("reharness.kits.shop:KIT", "reharness/Shop-v0", "reharness.envs.shop.env:ShopEnv"),
-    "db": ("reharness.kits.db:KIT", "reharness/DB-v0", "reharness.envs.db.env:DBEnv"),
-    "code": ("reharness.kits.code:KIT", "reharness/Code-v0", "reharness.envs.code.env:CodeEnv"),
-    "apps": ("reharness.kits.apps:KIT", "reharness/Apps-v0", "reharness.envs.apps.env:AppsEnv"),
+    "shop": ("reharness.kits.shop.kit:KIT", "reharness/Shop-v0", "reharness.kits.shop.env:ShopEnv"),
+    "db": ("reharness.kits.db.kit:KIT", "reharness/DB-v0", "reharness.kits.db.env:DBEnv"),
+    "code": ("reharness.kits.code.kit:KIT", "reharness/Code-v0", "reharness.kits.code.env:CodeEnv"),
+    "apps": ("reharness.kits.apps.kit:KIT", "reharness/Apps-v0", "reharness.kits.apps.env:AppsEnv"),
 }
+#: What ``reharness demo`` improves: the built-in kit and its shipped tiny agent.
+DEMO_ENV = "household"
+DEMO_AGENT = "tiny:household-S"
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def _find(name: str) -> EnvKit:
     hint = did_you_mean(name, choices)
     raise UnknownNameError(
         f"unknown environment {name!r}",
-        hint=f"{hint}; or pass a kit as --env module.path:attribute, or any gymnasium text env as --env gym:ID",
+        hint=f"{hint}; or pass a kit as --env module.path:attribute, or a gymnasium text env as --env gym:ID",
     )
 
 

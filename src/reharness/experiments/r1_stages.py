@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from reharness.core.aio import bounded
 from reharness.core.errors import options_error
 from reharness.core.hashing import derive_seed
+from reharness.core.jsonl import read_jsonl
 from reharness.training.data import BATCH_CONCURRENCY
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ EVAL_FILE = "eval.jsonl"
 
 
 #: GRPO sampling temperature of a program engineer under the grammar: every reply compiles whatever the
-#: temperature, and on the same household train packets 1.2 gave reward variance in 8 of the first 9
+#: temperature, and on the same ALFWorld-like train packets 1.2 gave reward variance in 8 of the first 9
 #: groups against 2 of 9 at 0.7 (docs/engineer-training.md); unconstrained, 0.7 (Harness-R1's) keeps
 #: most replies valid
 GRPO_TEMPERATURE_CONSTRAINED = 1.2
@@ -429,14 +430,7 @@ def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1R
 def load_records(path: Path) -> dict[str, dict[str, Any]]:
     """The finished records of a resumable JSONL file, by ``key``; a torn last line (an interrupted write)
     ends the read and is dropped from the file, which is rewritten with the records kept."""
-    done: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            done[record["key"]] = record
+    done: dict[str, dict[str, Any]] = {r["key"]: r for r in read_jsonl(path)}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in done.values()), "utf-8")
     return done

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reharness.core.jsonl import read_jsonl
 from reharness.experiments.s_config import EQUAL, START, TRAINED, Rank1Row, SConfig, SResult, SRow
 
 if TYPE_CHECKING:
@@ -51,15 +52,7 @@ def behaviour(episodes: list[EpisodeRecord]) -> dict[str, float]:
 
 def load_records(path: Path) -> dict[str, dict[str, Any]]:
     """The finished records of ``eval.jsonl`` by key (a torn last line is dropped)."""
-    done: dict[str, dict[str, Any]] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            done[record["key"]] = record
-    return done
+    return {r["key"]: r for r in read_jsonl(path)}
 
 
 def _model_dir(config: SConfig, env: str, method: str, training: dict[str, dict[str, Any]]) -> Path:

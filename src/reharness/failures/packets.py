@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal, TypeVar
 
 from reharness.core.errors import ConfigError, DataError
+from reharness.envs.registry import find_kit
 from reharness.failures.detectors import findings
 from reharness.failures.packet_model import (
     FailurePacket,
@@ -232,21 +233,24 @@ def _step(step: StepRecord, mask: Masker, obs_chars: int, reply_chars: int) -> T
 
 
 def _leakage(traces: list[PacketTrace], records: list[EpisodeRecord]) -> LeakageFacts:
-    from reharness.failures.evidence import PRODUCT_ID
-    from reharness.patches.leakage import NUMBERED_INSTANCE
-
-    products: set[str] = set()
-    instances: set[str] = set()
+    """Task-specific facts of the included traces (task ids, and what the env's kit lists: ``leakage``)."""
+    facts: dict[str, set[str]] = {"product_ids": set(), "object_instances": set()}
     for record in records:
+        kit = find_kit(record.env)
+        if kit is None or kit.leakage is None:
+            continue
         texts = [record.initial_observation, *(s.observation for s in record.steps)]
         texts += [s.action or "" for s in record.steps]
         for text in texts:
-            if record.env == "shop":
-                products.update(m.lower() for m in PRODUCT_ID.findall(text))
-            elif record.env == "household":
-                instances.update(f"{w.lower()} {int(n)}" for w, n in NUMBERED_INSTANCE.findall(text))
+            for kind, value in kit.leakage(text):
+                if kind not in facts:
+                    raise DataError(
+                        f"kit {kit.name!r}: leakage names unknown fact kind {kind!r}",
+                        hint=f"use one of {sorted(facts)}",
+                    )
+                facts[kind].add(value)
     return LeakageFacts(
         task_ids=sorted({t.task_id for t in traces}),
-        product_ids=sorted(products),
-        object_instances=sorted(instances),
+        product_ids=sorted(facts["product_ids"]),
+        object_instances=sorted(facts["object_instances"]),
     )

@@ -2,16 +2,14 @@
 
 Masking removes what would tempt an engineer to encode a task's answer instead of fixing a failure mode
 (REFERENCE.md §1: patches must not contain product ids, task indices or numbered object instances, and
-leakage checks reject them):
+leakage checks reject them). What to mask is the environment kit's knowledge (``EnvKit.mask_rules``, a
+sequence of :class:`MaskRule`); the kinds of masking are generic:
 
-- shop product ids (``b0g72slzqu``) become ``<product-N>``, numbered per trace in order of first appearance,
-  so the trace still shows *which* listed product the agent opened and bought;
-- db answers the agent committed (``Final Answer: [...]``, or the ``answers`` argument of a
-  ``commit_final_answer`` tool call) keep their shape but not their values: each value becomes ``<number>``
-  or ``<text>`` (a malformed answer becomes ``<answer>``), so format mistakes stay visible;
-- household numbered instances ("mug 1", "cabinet 12") are **kept**: commands must name them, so a trace
-  without them would not show what the agent did. Patches that copy them are rejected by
-  :mod:`reharness.patches.leakage` instead.
+- ``alias``: each distinct match becomes ``<LABEL-N>``, numbered per trace in order of first appearance, so
+  the trace still shows *which* listed item the agent opened (product ids become ``<product-N>``);
+- ``answer``: group 2 of the match (an answer's text) keeps its shape but not its values: each value becomes
+  ``<number>`` or ``<text>`` (a malformed answer becomes ``<answer>``), so format mistakes stay visible;
+- ``json_answer``: the same for a JSON value (an ``answers`` tool-call argument).
 
 Task ids never appear in the rendered text at all (traces are numbered by their position in the packet).
 """
@@ -21,14 +19,28 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from reharness.failures.evidence import PRODUCT_ID
+from reharness.envs.registry import find_kit
 
 #: Marker put where :func:`trim` cut text out; ``{n}`` is the number of characters removed.
 TRIM_MARKER = " …[{n} chars trimmed]… "
-_FINAL_ANSWER = re.compile(r"(Final Answer:[ \t]*)([^\n]*)")
-_TOOL_ANSWERS = re.compile(r'("answers"\s*:\s*)(\[[^\]]*\]|"(?:[^"\\]|\\.)*")')
+
+
+@dataclass(frozen=True)
+class MaskRule:
+    """One masking rule of a kit: a regex, the kind of masking, and the count it adds to (``counts``)."""
+
+    pattern: str
+    kind: Literal["alias", "answer", "json_answer"]
+    count: str
+    label: str = "item"
+    flags: int = 0
+    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled", re.compile(self.pattern, self.flags))
 
 
 def trim(text: str, limit: int) -> str:
@@ -46,45 +58,39 @@ def trim(text: str, limit: int) -> str:
 
 
 class Masker:
-    """Masks one trace's texts consistently (the same product id gets the same alias everywhere in it)."""
+    """Masks one trace's texts consistently (the same id gets the same alias everywhere in it), by the rules
+    of the env's kit (none for an environment whose kit is not installed here)."""
 
     def __init__(self, env: str) -> None:
         self.env = env
-        self.products: dict[str, str] = {}
-        self.answers = 0
+        kit = find_kit(env)
+        self.rules: tuple[MaskRule, ...] = tuple(kit.mask_rules) if kit is not None else ()
+        self.aliases: dict[str, dict[str, str]] = {}
+        self.counts: dict[str, int] = {"answers": 0, "product_ids": 0} | {r.count: 0 for r in self.rules}
 
     def __call__(self, text: str) -> str:
         if not text:
             return text
-        if self.env == "shop":
-            text = PRODUCT_ID.sub(self._product, text)
-        elif self.env == "db":
-            text = _FINAL_ANSWER.sub(self._final_answer, text)
-            text = _TOOL_ANSWERS.sub(self._tool_answers, text)
+        for rule in self.rules:
+            text = rule.compiled.sub(lambda m, r=rule: self._mask(r, m), text)  # type: ignore[misc]
         return text
 
-    def _product(self, match: re.Match[str]) -> str:
-        key = match.group(0).lower()
-        if key not in self.products:
-            self.products[key] = f"<product-{len(self.products) + 1}>"
-        return self.products[key]
-
-    def _final_answer(self, match: re.Match[str]) -> str:
-        self.answers += 1
-        return match.group(1) + _answer_shape(match.group(2))
-
-    def _tool_answers(self, match: re.Match[str]) -> str:
-        self.answers += 1
+    def _mask(self, rule: MaskRule, match: re.Match[str]) -> str:
+        if rule.kind == "alias":
+            seen = self.aliases.setdefault(rule.count, {})
+            key = match.group(0).lower()
+            if key not in seen:
+                seen[key] = f"<{rule.label}-{len(seen) + 1}>"
+                self.counts[rule.count] = len(seen)
+            return seen[key]
+        self.counts[rule.count] += 1
+        if rule.kind == "answer":
+            return match.group(1) + _answer_shape(match.group(2))
         try:
             value = json.loads(match.group(2))
         except ValueError:
             return match.group(1) + '"<answer>"'
         return match.group(1) + json.dumps(_shape(value), ensure_ascii=False)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """How many distinct product ids and how many answers were masked."""
-        return {"answers": self.answers, "product_ids": len(self.products)}
 
 
 def _answer_shape(raw: str) -> str:

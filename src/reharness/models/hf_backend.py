@@ -19,7 +19,7 @@ longest prefix they share with a recent sequence (an episode's previous prompt a
 A different batch composition changes tensor shapes, and CPU/GPU kernels may then sum in another order, so
 logits can differ in the last bits; this can flip a greedy near-tie or a sampled token at a CDF boundary.
 ``benchmarks/bench_backends.py`` and ``tests/models/test_hf_backend.py`` measure how often a whole reply
-differs between batch size 1 and batched decoding (on CPU, float32: 0 of 24 replies, and 0 of 32 household
+differs between batch size 1 and batched decoding (on CPU, float32: 0 of 24 replies, and 0 of 32 ALFWorld-like
 episodes at concurrency 1 vs 32, greedy and at temperature 1). Use ``max_batch_size=1`` for bit-exact
 replays across concurrency settings.
 

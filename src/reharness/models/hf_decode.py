@@ -7,18 +7,18 @@ A row ends at an end-of-turn token, at its reply budget, or when its reply has f
 caller, so an episode does not wait for the batch's longest reply to get its own.
 
 **Loops.** Small models fall into repetition ("easy to carry easy to carry …") and then run to the
-reply budget: about 70 % of the tokens the tiny agents generated in shop and db were such loops, and
-every later prompt of the episode carries the loop again. Cutting a reply where the loop is recognised
-made 40 shop episodes 2.8× faster and 40 db episodes 13.9× faster, at the same success
-(``benchmarks/bench_decoding.py --env shop``).
+reply budget: about 70 % of the tokens the tiny agents generated in the WebShop-like and DBBench-like
+kits were such loops, and every later prompt of the episode carries the loop again. Cutting a reply where
+the loop is recognised made 40 WebShop-like episodes 2.8× faster and 40 DBBench-like episodes 13.9× faster,
+at the same success (``benchmarks/bench_decoding.py``; docs/performance.md).
 
-**Running batches** (``admit``; continuous batching, as in vLLM or TGI): requests that arrive while a
-batch decodes have their prompts read apart and their rows merged into it
-(:func:`~reharness.models.hf_cache.merge_batches`), once at least as many wait as rows run, so a join's
-copy is at most the size of the batch it builds. The backend leaves this off by default: on a CPU a
-decoding step costs about 1.6 ms plus 0.2 ms per thousand cached row-tokens (the tiny agents, 2 threads),
-so sharing steps saves little, while rows of other lengths padded into one batch cost more — it measured
-0.88-0.89× on household and shop. On an accelerator, where a step's fixed cost dominates, the balance
+**Running batches** (``admit``; continuous batching, as in vLLM or TGI): requests that arrive while a batch
+decodes have their prompts read apart and their rows merged into it
+(:func:`~reharness.models.hf_cache.merge_batches`), once at least as many wait as rows run, so a join's copy
+is at most the size of the batch it builds. The backend leaves this off by default: on a CPU a decoding step
+costs about 1.6 ms plus 0.2 ms per thousand cached row-tokens (the tiny agents, 2 threads), so sharing steps
+saves little, while rows of other lengths padded into one batch cost more — it measured 0.88-0.89× on the
+ALFWorld-like and WebShop-like kits. On an accelerator, where a step's fixed cost dominates, the balance
 differs.
 """
 
@@ -71,9 +71,10 @@ def in_loop(ids: list[int], span: int) -> bool:
     """Whether the reply ``ids`` ends in a loop: its last ``span + p`` tokens repeat one span of ``p <=
     LOOP_PERIOD`` tokens (with ``span`` 64: a 4-token phrase 17 times, a 32-token sentence 3 times).
 
-    Why: small models fall into such loops (the tiny agents: about 70 % of the tokens they generate in shop
-    and db, replies that run to the 512-token budget repeating "easy to carry"), and every later prompt of
-    the episode carries the loop too. The reply is cut where the loop is recognised, as a budget cut would;
+    Why: small models fall into such loops (the tiny agents: about 70 % of the tokens they generate in the
+    WebShop-like and DBBench-like kits, replies that run to the 512-token budget repeating "easy to carry"),
+    and every later prompt of the episode carries the loop too. The reply is cut where the loop is recognised,
+    as a budget cut would;
     ``span`` 0 turns this off. Checked every 8 tokens, so it costs a few list comparisons per row."""
     n = len(ids)
     if span <= 0 or n < span + 1 or n % 8:

@@ -7,7 +7,7 @@ the agent on solver demonstrations, which runs episodes through the runtime. Hea
 only when a backend of that kind is built (``httpx`` for ``openai``, ``torch``/``transformers`` for ``hf`` and
 ``tiny``), so importing this module is cheap.
 
-Tiny agents (``tiny:household-S``) are looked up, in order, in the package
+Tiny agents (``tiny:ENV-SIZE``) are looked up, in order, in the package
 (``reharness/models/tiny/weights/NAME``) and in the cache (``$REHARNESS_CACHE/tiny/NAME``, default
 ``~/.cache/reharness/tiny/NAME``); a missing built-in one is trained into the cache on first use after a
 clear message, or (``train_missing=False``, ``reharness run --no-train``) fails with its training command.
@@ -30,7 +30,7 @@ SPEC_FORMS = {
     "openai": "openai:MODEL@BASE_URL (e.g. openai:gpt-4o@https://api.openai.com/v1; without @BASE_URL, "
     "$OPENAI_BASE_URL or the OpenAI API is used)",
     "hf": "hf:PATH (a local Hugging Face model directory with a chat template)",
-    "tiny": "tiny:NAME (a built-in tiny agent, e.g. tiny:household-S)",
+    "tiny": "tiny:ENV-SIZE (a built-in tiny agent; `reharness agent list` shows them)",
 }
 _TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_]*)-(?P<size>[A-Za-z0-9]+)$")
 
@@ -85,7 +85,7 @@ def check_spec(spec: str) -> BackendSpec:
     if parsed.kind == "tiny" and not _TINY_NAME.match(parsed.target):
         raise ConfigError(
             f"tiny agent name {parsed.target!r} is malformed",
-            hint="tiny agents are named ENV-SIZE, e.g. tiny:household-S or tiny:db-M",
+            hint="tiny agents are named ENV-SIZE, e.g. tiny:ENV-S or tiny:ENV-M (`reharness agent list`)",
         )
     if parsed.kind == "hf" and not Path(parsed.target).expanduser().is_dir():
         raise ConfigError(
@@ -101,7 +101,7 @@ def resolve_tiny(name: str, train: bool = False, notify: Callable[[str], None] |
     if not _TINY_NAME.match(name):
         raise ConfigError(
             f"tiny agent name {name!r} is malformed",
-            hint="tiny agents are named ENV-SIZE, e.g. tiny:household-S or tiny:db-M",
+            hint="tiny agents are named ENV-SIZE, e.g. tiny:ENV-S or tiny:ENV-M (`reharness agent list`)",
         )
     from reharness.models.tiny.registry import resolve_tiny as resolve
 

@@ -8,8 +8,8 @@ token data. ``n`` asks for that many choices (1..16): choice 0 is sampled with t
 answers with server-sent events as vLLM does (``chat.completion.chunk`` objects, then ``data: [DONE]``;
 ``stream_options.include_usage`` adds a usage chunk), over chunked transfer encoding. Run one with::
 
-    python -m reharness.models.server tiny:household-S --port 8000
-    reharness run --env household --agent openai:tiny@http://127.0.0.1:8000/v1
+    python -m reharness.models.server tiny:ENV-S --port 8000
+    reharness run --env ENV --agent openai:tiny@http://127.0.0.1:8000/v1
 
 **Fault injection** (for testing clients): append :class:`Fault` objects to :attr:`ChatServer.faults`; each
 chat request consumes the first one instead of a normal reply — an HTTP status with headers

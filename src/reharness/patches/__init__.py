@@ -5,7 +5,6 @@ from reharness.patches.leakage import LeakageEvidence
 from reharness.patches.model import (
     ENV_NAMES,
     HARNESS_R1_SCHEMA,
-    R1_BENCHMARKS,
     SCHEMA_VERSION,
     Patch,
     load_patch,
@@ -25,7 +24,6 @@ __all__ = [
     "ALLOWED_MODULES",
     "ENV_NAMES",
     "HARNESS_R1_SCHEMA",
-    "R1_BENCHMARKS",
     "SAFE_BUILTINS",
     "SCHEMA_VERSION",
     "LeakageEvidence",

@@ -3,17 +3,18 @@
 ``reharness-patch-v1`` (JSON or YAML)::
 
     {"schema_version": "reharness-patch-v1", "description": "...",
-     "env": "household" | "shop" | "db" | "code" | "apps" | null,
+     "env": ENV | null,
      "hooks": {"before_action": "def hook(ctx, nb): ..."}, "metadata": {...}}
 
-Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_action``, ``after_feedback``)
-or Harness-R1's (``make_pre_hint``, ``on_before_action``, ``on_post_step``); a :class:`Patch` keys its hooks
-by the canonical point, in lifecycle order. Harness-R1's ``harness-r1-patch-v1`` (REFERENCE.md §1) is imported
-and exported: at most 12 actions, only ``add_code_hook``, each hook at most once, benchmark names mapped to
-environments (webshop→shop, alfworld→household, dbbench→db); in the ``r1`` dialect a repeated hook is kept
-as several code blocks of one hook (upstream runs them all, in order, each compiled on its own). Unknown
-keys of that foreign format are kept under ``metadata["harness_r1"]`` rather than rejected, so newer
-Harness-R1 files still import.
+``ENV`` is any environment a kit provides (a built-in, an installed kit, ``gym:ID``), or a Harness-R1
+benchmark name. Hook keys may use reharness's names (``on_init``, ``before_decision``, ``before_action``,
+``after_feedback``) or Harness-R1's (``make_pre_hint``, ``on_before_action``, ``on_post_step``); a
+:class:`Patch` keys its hooks by the canonical point, in lifecycle order. Harness-R1's ``harness-r1-patch-v1``
+(REFERENCE.md §1) is imported and exported: at most 12 actions, only ``add_code_hook``, each hook at most
+once, benchmark names mapped to environments (each kit's r1 adapter names its benchmark); in the ``r1``
+dialect a repeated hook is kept as several code blocks of one hook (upstream runs them all, in order, each
+compiled on its own). Unknown keys of that foreign format are kept under ``metadata["harness_r1"]`` rather
+than rejected, so newer Harness-R1 files still import.
 
 **Dialect** says which view the hooks are written against: ``reharness`` (reharness's ``ctx`` and effect
 names) or ``r1`` (Harness-R1's official ``ctx``, namespace, validator and return-value rules; see
@@ -43,16 +44,16 @@ import yaml
 
 from reharness.core.errors import did_you_mean
 from reharness.core.hashing import stable_hash
+from reharness.envs.registry import BUILTIN_KITS, find_kit
 from reharness.patches.documents import format_error, parse_json, parse_text, read_text
 from reharness.patches.errors import PatchFormatError
 from reharness.patches.sandbox.r1_dialect import BLOCK_SEPARATOR, split_blocks
 from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
+from reharness.runtime.r1.factory import r1_benchmarks
 
 SCHEMA_VERSION = "reharness-patch-v1"
 HARNESS_R1_SCHEMA = "harness-r1-patch-v1"
-ENV_NAMES: tuple[str, ...] = ("household", "shop", "db", "code", "apps")
-#: Harness-R1 benchmark name → reharness environment.
-R1_BENCHMARKS: dict[str, str] = {"alfworld": "household", "webshop": "shop", "dbbench": "db"}
+ENV_NAMES: tuple[str, ...] = tuple(BUILTIN_KITS)
 MAX_R1_ACTIONS = 12
 MAX_DESCRIPTION_CHARS = 4_000
 MAX_METADATA_BYTES = 65_536
@@ -106,15 +107,21 @@ def _hooks(value: Any, source: str) -> dict[str, str]:
 
 
 def _env(value: Any, source: str, field_name: str = "env") -> str | None:
+    """The environment a patch names: a built-in or Harness-R1 benchmark name (any case), or any name a kit
+    registry resolves as written (an installed kit, ``gym:ID``, ``module:attribute``)."""
     if value is None:
         return None
-    name = str(value).lower() if isinstance(value, str) else value
-    name = R1_BENCHMARKS.get(name, name) if isinstance(name, str) else name
-    if name not in ENV_NAMES:
-        known = list(ENV_NAMES) + list(R1_BENCHMARKS)
-        fix = did_you_mean(str(value), known) + "; or null for any environment"
-        raise format_error(source, field_name, f"unknown environment {value!r}", fix, "unknown_env")
-    return str(name)
+    if isinstance(value, str):
+        lowered = value.lower()
+        name = r1_benchmarks().get(lowered, lowered)
+        if name in ENV_NAMES:
+            return name
+        kit = find_kit(value)
+        if kit is not None:
+            return kit.name
+    known = list(ENV_NAMES) + list(r1_benchmarks())
+    fix = did_you_mean(str(value), known) + "; or the name of an installed kit; or null for any environment"
+    raise format_error(source, field_name, f"unknown environment {value!r}", fix, "unknown_env")
 
 
 def _description(value: Any, source: str, field_name: str = "description") -> str:
@@ -243,7 +250,7 @@ class Patch:
         if self.env is None:
             fix = f"set env to one of {', '.join(ENV_NAMES)} before exporting"
             raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
-        benchmark = next((b for b, e in R1_BENCHMARKS.items() if e == self.env), self.env)
+        benchmark = next((b for b, e in r1_benchmarks().items() if e == self.env), self.env)
         actions = [
             {"type": "add_code_hook", "hook": _R1_NAMES[p], "code": block}
             for p, c in self.hooks.items()

@@ -42,7 +42,7 @@ def sibling_patch(items: str, env: str) -> Patch:
         return load_patch(path)
     if path.suffix.lower() in (".yaml", ".yml", ".json") or "/" in items:
         raise ConfigError(f"patch file {items!r} does not exist", hint=_SPEC_HINT)
-    operators = [get_operator(name.strip()) for name in items.split("+")]
+    operators = [get_operator(name.strip(), env) for name in items.split("+")]
     wrong = [op.name for op in operators if not op.applies_to(env)]
     if wrong:
         raise ConfigError(

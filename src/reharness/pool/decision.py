@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reharness.core.errors import DataError
+from reharness.core.jsonl import jsonl_lines
 from reharness.failures.evidence import action_key, executed
 from reharness.pool.directions import Direction
 from reharness.pool.profile import OTHER, cluster_keys
@@ -242,11 +243,8 @@ def read_log(path: str | Path) -> list[RouteDecision]:
     file = Path(path)
     if not file.is_file():
         raise DataError(f"decision log {file} does not exist", hint="pass the --log file the router wrote")
-    lines = file.read_text(encoding="utf-8").splitlines()
     decisions: dict[str, RouteDecision] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, line in jsonl_lines(file):
         try:
             data = json.loads(line)
             if data.get("type") == "outcome":
@@ -258,8 +256,6 @@ def read_log(path: str | Path) -> list[RouteDecision]:
                 decision = RouteDecision.model_validate(data)
                 decisions[decision.decision_id] = decision
         except (json.JSONDecodeError, ValidationError, AttributeError) as exc:
-            if number == len(lines) and not file.read_bytes().endswith(b"\n"):
-                break  # the last write was interrupted
             detail = str(exc).splitlines()[0]
             raise DataError(f"{file}:{number} is not a decision-log line: {detail}") from None
     return list(decisions.values())

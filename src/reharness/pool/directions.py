@@ -52,9 +52,9 @@ class Direction(BaseModel):
     @field_validator("operators")
     @classmethod
     def _known_operators(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from reharness.engineer.operators.registry import OPERATORS
+        from reharness.engineer.operators.registry import shipped_operators
 
-        known = {op.name for op in OPERATORS}
+        known = {op.name for op in shipped_operators()}
         unknown = [o for o in value if o not in known]
         if unknown:
             raise ValueError(f"unknown operator(s) {unknown}; known: {sorted(known)}")

@@ -108,6 +108,16 @@ def direction_packet_notes(direction: Direction, parent: Lineage, h0: HarnessCon
     return notes
 
 
+def direction_operators(direction: Direction, env: str) -> list[Any]:
+    """The operators of ``direction`` that apply to ``env``: the direction's shipped ones, then those of the
+    env's kit that name the direction."""
+    from reharness.engineer.operators.registry import get_operator, kit_operators
+
+    own = [op for op in kit_operators(env) if op.direction == direction.name]
+    ops = [get_operator(n) for n in direction.operators] + own
+    return [op for op in ops if op.applies_to(env)]
+
+
 def batch_spec(config: EvolveConfig, split: str, n: int, tag: str) -> RunSpec:
     """The seeded batch an evolve runs on ``split`` (``tag`` ``train`` or ``valid``): the same tasks and
     seeds for every candidate, and for anything that wants to share the evolve's stored H0 runs."""
@@ -376,7 +386,6 @@ async def evolve(
     """Run a directional evolution; ``agent`` overrides ``config.agent`` (the caller then closes it)."""
     from reharness.engineer.factory import make_engineer
     from reharness.engineer.operators import OperatorEngineer
-    from reharness.engineer.operators.registry import get_operator
     from reharness.envs.registry import resolve_env_name
     from reharness.models.registry import make_agent
 
@@ -389,7 +398,7 @@ async def evolve(
     def engineer_for(direction: Direction) -> Any:
         if shared is not None:
             return shared
-        ops = [get_operator(n) for n in direction.operators if get_operator(n).applies_to(env)]
+        ops = direction_operators(direction, env)
         return OperatorEngineer(ops) if ops else None
 
     own = agent is None

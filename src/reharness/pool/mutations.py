@@ -50,7 +50,8 @@ def config_mutations(direction: Direction, config: HarnessConfig) -> list[dict[s
     """Deltas along ``direction`` from ``config`` (the parent's resolved config), in field order: one field
     each, except that turning the admissible listing on under an unbounded history also bounds the history
     (``history_window`` :data:`LISTING_WINDOW`) — every observation then carries the whole listing, and with
-    all turns kept the prompt grows by a listing per step (a tiny household policy took minutes an episode).
+    all turns kept the prompt grows by a listing per step (a tiny ALFWorld-like policy took minutes an
+    episode).
     """
     out: list[dict[str, Any]] = []
     for field in direction.config_fields:

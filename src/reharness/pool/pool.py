@@ -63,7 +63,7 @@ class SiblingEntry(BaseModel):
 class PolicyRef(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    spec: str = Field(description="The agent spec the pool was evolved against, e.g. tiny:household-S.")
+    spec: str = Field(description="The agent spec the pool was evolved against, e.g. tiny:ENV-S.")
     hash: str | None = Field(None, description="A content hash of the policy's weights, where known.")
 
 

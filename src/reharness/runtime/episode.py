@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reharness.core.types import ChatRequest, ChatResponse, Message
-from reharness.envs.base import Task
+from reharness.envs.base import Task, task_identity
 from reharness.runtime.agents import Agent
 from reharness.runtime.context import (
     Conversation,
@@ -160,12 +160,38 @@ class EpisodeRunner:
                 return "forced/rewritten action is not admissible"
         return None
 
+    def _failed_start(
+        self, task: Task, seed: int, episode_index: int, exc: Exception, started: float
+    ) -> EpisodeRecord:
+        """The record of an episode whose ``reset`` raised: no steps, ``termination="error"`` and an
+        ``env error`` (an infrastructure error, rerun by ``--retry-errors``)."""
+        env = self.env
+        return EpisodeRecord(
+            run_id=self.run_id,
+            episode_index=episode_index,
+            seed=seed,
+            env=env.name,
+            task_id=task.task_id,
+            task_identity=task_identity(env.env_id, env.version, task, seed),
+            task_type=task.task_type,
+            instruction=task.instruction,
+            initial_observation="",
+            harness_id=self.harness.identity,
+            policy_id=self.agent.policy_id,
+            termination="error",
+            error=f"env error: {type(exc).__name__} in reset: {exc}"[:1000],
+            duration_s=time.perf_counter() - started,
+        )
+
     async def run(self, task: Task, seed: int, episode_index: int = 0) -> EpisodeRecord:
         started = time.perf_counter()
         env, config = self.env, self.config
         max_steps = config.step_limit or env.default_max_steps
         env.max_steps = max_steps
-        observation, info = await self.env_call(env.reset, seed=seed, options={"task": task})
+        try:
+            observation, info = await self.env_call(env.reset, seed=seed, options={"task": task})
+        except Exception as exc:  # an env that cannot start: the episode is recorded with the error
+            return self._failed_start(task, seed, episode_index, exc, started)
         record = EpisodeRecord(
             run_id=self.run_id,
             episode_index=episode_index,
@@ -242,7 +268,7 @@ class EpisodeRunner:
             else _HookResults()
         )
         init_effects = [e for e in init.effects if not self._honoured(e)]
-        tools = apply_init(init_effects, convo, tools, env.name, self.r1_names)
+        tools = apply_init(init_effects, convo, tools, adapter, self.r1_names)
         pending_effects = [e.to_dict() for e in init_effects]
         pending_errors = list(init.errors)
 

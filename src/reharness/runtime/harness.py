@@ -1,8 +1,8 @@
 """Harness = base runtime configuration + ordered overlays.
 
 A harness variant is configuration (:class:`HarnessConfig`, loadable from YAML: prompt templates, history
-window, protocol, step limit) plus overlays. Each built-in environment ships a base harness
-(its kit's ``harnesses``, :mod:`reharness.envs.kit`). A harness is identified by its name and a content hash over the resolved
+window, protocol, step limit) plus overlays. Each environment's kit ships its base harness (``harnesses``,
+:mod:`reharness.envs.kit`). A harness is identified by its name and a content hash over the resolved
 config and the overlays' identities, so trajectories record exactly what produced them.
 """
 
@@ -79,8 +79,8 @@ def _format_validation_error(source: str, exc: ValidationError) -> ConfigError:
 
 
 def base_harness_config(env_name: str, harness: str | None = None) -> HarnessConfig:
-    """The base harness an environment's kit ships (``harness``: another of the kit's harnesses by name); a kit
-    that ships none gets the default configuration."""
+    """The base harness an environment's kit ships (``harness``: another of the kit's harnesses, by name);
+    a kit that ships none gets the default configuration."""
     from reharness.envs.registry import get_kit
 
     kit = get_kit(env_name)

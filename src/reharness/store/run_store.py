@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from reharness.core.errors import DataError, StoreError
+from reharness.core.jsonl import jsonl_lines
 from reharness.store.records import EpisodeRecord, RunMeta
 
 _INDEX_SCHEMA = """
@@ -98,17 +99,8 @@ class RunStore:
 
     def _read_and_repair(self) -> list[EpisodeRecord]:
         """Read finished episodes; cut a partial trailing line left by a killed writer."""
-        if not self.episodes_path.exists():
-            return []
-        data = self.episodes_path.read_bytes()
-        keep = data.rfind(b"\n") + 1
-        if keep < len(data):
-            with open(self.episodes_path, "r+b") as fh:
-                fh.truncate(keep)
         episodes: dict[int, EpisodeRecord] = {}
-        for lineno, line in enumerate(data[:keep].splitlines(), start=1):
-            if not line.strip():
-                continue
+        for lineno, line in jsonl_lines(self.episodes_path, repair=True):
             try:
                 record = EpisodeRecord.model_validate_json(line)
             except ValidationError as exc:

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from reharness.core.aio import bounded
 from reharness.core.errors import ReharnessError, options_error
 from reharness.core.hashing import derive_seed, stable_hash
+from reharness.core.jsonl import read_jsonl
 
 if TYPE_CHECKING:
     from reharness.engineer.base import Engineer, Proposal
@@ -97,16 +98,7 @@ def record_key(env: str, split: str, index: int) -> str:
 
 def read_records(out: str | Path) -> list[dict[str, Any]]:
     """The batch records collected so far (a torn last line, from an interrupted write, is ignored)."""
-    path = Path(out) / RECORDS
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    return records
+    return [dict(r) for r in read_jsonl(Path(out) / RECORDS)]
 
 
 def _append(out: Path, record: dict[str, Any]) -> None:

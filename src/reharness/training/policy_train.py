@@ -31,7 +31,7 @@ def policy_model_dir(agent: str) -> Path:
     if ":" not in agent or agent.split(":", 1)[0] not in ("tiny", "hf"):
         raise ConfigError(
             f"--agent {agent!r} cannot be trained in-process",
-            hint="pass tiny:NAME (e.g. tiny:household-S) or hf:DIR (a local chat model directory)",
+            hint="pass tiny:ENV-SIZE (`reharness agent list`) or hf:DIR (a local chat model directory)",
         )
     parsed = check_spec(agent)
     if parsed.kind == "tiny":

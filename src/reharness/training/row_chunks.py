@@ -3,10 +3,10 @@
 TRL pads the rows of an accumulation chunk to one width (prompts on the left, completions on the right) and
 runs them as a batch. With a padding mask, PyTorch's SDPA on the CPU falls back to the reference kernel that
 materialises a ``heads × L × L`` attention matrix per row and keeps it for the backward pass. Policy rows are
-whole episodes: a shop episode of the tiny agent is ~8,000 tokens, so a padded 2-row chunk of the 2-layer
-model took 5 GB and a 48-row chunk (3 tasks × K = 8 in 4 chunks) was killed for memory at 24 GB. The same
-row alone has no padding, the mask is all ones, SDPA runs its fused causal kernel, and forward plus backward
-of 8,000 tokens peaks at 0.75 GB.
+whole episodes: an episode of a WebShop-like tiny agent is ~8,000 tokens, so a padded 2-row chunk of the
+2-layer model took 5 GB and a 48-row chunk (3 tasks × K = 8 in 4 chunks) was killed for memory at 24 GB. The
+same row alone has no padding, the mask is all ones, SDPA runs its fused causal kernel, and forward plus
+backward of 8,000 tokens peaks at 0.75 GB.
 
 The DAPO token-mean loss (our default) is a sum over rows divided by the generation batch's token count
 (``num_items_in_batch``), so the gradient of a chunk is the sum of its rows' gradients: splitting is exact.

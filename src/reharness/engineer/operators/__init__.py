@@ -1,6 +1,7 @@
 """The repair-operator library and the ``operators`` engineer (the built-in teacher).
 
-:data:`OPERATORS` lists every operator in a stable order; :func:`get_operator` looks one up by name,
+:data:`GENERIC` lists the generic operators (each kit brings its own: ``EnvKit.operators``);
+:func:`shipped_operators` lists them with the built-in kits' own; :func:`get_operator` looks one up by name,
 :func:`operators_for` lists those that apply to an environment; :func:`merge` builds one patch from several.
 :class:`OperatorEngineer` scores operators against a failure packet and samples proposals.
 """
@@ -10,17 +11,18 @@ from __future__ import annotations
 from reharness.engineer.operators.base import MAX_OPERATORS, Fragment, Operator, ParamSpace, fill, merge
 from reharness.engineer.operators.engineer import OperatorEngineer
 from reharness.engineer.operators.registry import (
+    GENERIC,
     KNOBS,
-    OPERATORS,
     get_operator,
     operators_for,
     program_operators,
+    shipped_operators,
 )
 
 __all__ = [
+    "GENERIC",
     "KNOBS",
     "MAX_OPERATORS",
-    "OPERATORS",
     "Fragment",
     "Operator",
     "OperatorEngineer",
@@ -30,4 +32,5 @@ __all__ = [
     "merge",
     "operators_for",
     "program_operators",
+    "shipped_operators",
 ]

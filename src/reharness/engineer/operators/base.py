@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from reharness.core.errors import ConfigError, did_you_mean
+from reharness.envs.registry import find_kit
 from reharness.patches.model import Patch
 from reharness.runtime.effects import HOOK_POINTS, MAX_SKILLS, MAX_TEXT_CHARS
 
@@ -73,8 +74,8 @@ class Operator(ABC):
     summary: str
     #: Failure codes (:class:`reharness.failures.FailureCode` values) the repair addresses.
     codes: tuple[str, ...]
-    #: Environments the repair applies to.
-    envs: tuple[str, ...]
+    #: Environments the repair applies to (a kit's own operators); generic operators leave it empty.
+    envs: tuple[str, ...] = ()
     #: Runtime signals (packet trace signals) that indicate the repair is needed.
     signals: tuple[str, ...] = ()
     #: Lower runs first inside a merged hook (guards before rewrites before hints).
@@ -84,6 +85,12 @@ class Operator(ABC):
     #: Numeric parameters a repair program may set to any value in ``[low, high]`` (ints stay ints), beyond
     #: the discrete :meth:`space` the teacher samples from.
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    #: A generic repair (reads only the generic ``ctx``): it applies to every environment whose kit does not
+    #: leave it out (``EnvKit.generic_operators``), tuned by the kit's ``operator_settings``.
+    generic: ClassVar[bool] = False
+    #: The repair direction a kit's operator belongs to (``pool/directions.yaml``); None for the shipped
+    #: operators, whose directions are listed there.
+    direction: ClassVar[str | None] = None
 
     @abstractmethod
     def space(self, env: str) -> ParamSpace:
@@ -94,7 +101,15 @@ class Operator(ABC):
         """Hook point → fragment for complete, checked ``params``."""
 
     def applies_to(self, env: str) -> bool:
-        return env in self.envs
+        if not self.generic:
+            return env in self.envs
+        kit = find_kit(env)
+        return kit is None or kit.generic_operators is None or self.name in kit.generic_operators
+
+    def settings(self, env: str) -> Mapping[str, Any]:
+        """What ``env``'s kit sets for this operator (``EnvKit.operator_settings``); empty by default."""
+        kit = find_kit(env)
+        return kit.operator_settings.get(self.name, {}) if kit is not None else {}
 
     def defaults(self, env: str) -> dict[str, Any]:
         return {key: values[0] for key, values in self.space(env).items()}
@@ -106,7 +121,9 @@ class Operator(ABC):
         if not self.applies_to(env):
             raise ConfigError(
                 f"operator {self.name!r} does not apply to {env!r}",
-                hint=f"it applies to: {', '.join(self.envs)}",
+                hint=f"it applies to: {', '.join(self.envs)}"
+                if self.envs
+                else f"the {env!r} kit leaves this generic operator out",
             )
         space = self.space(env)
         out = self.defaults(env)

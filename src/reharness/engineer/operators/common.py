@@ -7,6 +7,7 @@ honours: in ``db`` (block and hint only) the loop breaker cannot force, and ther
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -38,21 +39,20 @@ class SnapToAdmissible(Operator):
     name = "snap_to_admissible"
     summary = "Rewrite an action that is not admissible to the most similar admissible one (difflib)"
     codes = ("invalid_action", "format_error")
-    envs = ("household", "shop")
     signals = ("invalid_actions", "nothing_happens")
+    generic = True
     priority = 20
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"cutoff": (0.5, 0.95)}
 
     def space(self, env: str) -> ParamSpace:
-        # household commands differ from a valid one by one object name ("take keychain 1 from drawer 1" is
-        # 0.82 similar to "take book 1 from drawer 1"): a loose default snaps to the wrong object, which
-        # broke tasks of tiny:household-S; 0.85 still fixes wording and instance numbers (>= 0.88)
-        cutoffs = (0.85, 0.75, 0.6) if env == "household" else (0.75, 0.6, 0.85)
+        # a kit's ``cutoffs`` put its own default first (a strict one where actions differ by one word)
+        cutoffs = tuple(self.settings(env).get("cutoffs", (0.75, 0.6, 0.85)))
         return {"cutoff": cutoffs, "fallback": ("none", "block")}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        # shop searches are free text: only clicks are snapped
-        skip = '    if text.startswith("search["):\n        return None\n' if env == "shop" else ""
+        # actions that start with a kit's ``skip_prefix`` are free text and never snapped (free-text searches)
+        prefix = self.settings(env).get("skip_prefix")
+        skip = f"    if text.startswith({json.dumps(prefix)}):\n        return None\n" if prefix else ""
         fallback = fill(SNAP_BLOCK, shown=5) if params["fallback"] == "block" else ""
         parts = {"NORM": _NORMALISE, "SKIP": skip, "FALLBACK": fallback}
         code = fill(SNAP, parts, cutoff=params["cutoff"])
@@ -97,14 +97,7 @@ def loop_breaker(ctx, nb):
     message = "You have done the same action " + str(repeats) + " times in your last steps without progress. "
     return {"type": "inject_hint", "message": message + <<advice>>}
 """
-LOOP_ADVICE = {
-    "household": "Do something different: go to a place you have not visited yet, open a closed receptacle, "
-    "or use an object you already found.",
-    "shop": "Do something different: search with other keywords, open another product, or buy the current "
-    "product if it matches the task.",
-    "db": "Do something different: inspect the table, change or relax the condition, or give your final "
-    "answer if you already have it.",
-}
+GENERIC_LOOP_ADVICE = "Do something different: try an action you have not tried yet."
 
 
 class LoopBreaker(Operator):
@@ -112,21 +105,18 @@ class LoopBreaker(Operator):
     summary = "Break repetition loops: when one action recurs within a window, block it, force an untried "
     summary += "admissible action, or give a hint"
     codes = ("repeated_action", "no_progress", "step_limit")
-    envs = ("household", "shop", "db")
     signals = ("repeated_actions", "repeated_observations", "repeated_sql", "repeated_clicks")
+    generic = True
     priority = 30
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"repeats": (2, 8), "window": (2, 12)}
 
     def space(self, env: str) -> ParamSpace:
-        # household agents repeat a failed command after it is blocked; forcing an unexplored place is what
-        # ends their loops (tiny:household-S, 30 train tasks: 40% -> 57%), so it is the default there
-        modes: tuple[str, ...] = {"db": ("block", "hint"), "household": ("force", "block", "hint")}.get(
-            env, ("block", "force", "hint")
-        )
+        # a kit's ``modes`` put its own default first
+        modes = tuple(self.settings(env).get("modes", ("block", "force", "hint")))
         return {"repeats": (3, 2, 4), "window": (6, 4, 8), "mode": modes}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        advice = LOOP_ADVICE[env]
+        advice = str(self.settings(env).get("advice", GENERIC_LOOP_ADVICE))
         if params["mode"] == "hint":
             code = fill(LOOP_HINT, window=params["window"], repeats=params["repeats"], advice=advice)
             return {"after_feedback": Fragment("loop_breaker", code)}
@@ -180,19 +170,14 @@ def goal_reminder(ctx, nb):
 GOAL_FAILED = """    streaks = [counters.get("invalid_streak") or 0, counters.get("format_error_streak") or 0]
     failed = max(streaks) > 0
 """
-PROGRESS: dict[str, tuple[str, ...]] = {
-    "household": ("current_location", "inventory", "placed_count", "placed_required"),
-    "shop": ("state.page_type", "selected_options", "state.current_price"),
-    "db": ("state.sql_count", "state.last_error_kind", "state.candidate_answer"),
-}
 
 
 class GoalReminder(Operator):
     name = "goal_reminder"
     summary = "Remind the goal and the task's stated requirements every few steps and after a failed action"
     codes = ("no_progress", "step_limit", "wrong_answer")
-    envs = ("household", "shop", "db")
     signals = ("step_limit_hit",)
+    generic = True
     priority = 70
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"every": (2, 12)}
     weight = 0.5  # generic: it helps a little with anything, so specific repairs should win
@@ -201,7 +186,8 @@ class GoalReminder(Operator):
         return {"every": (5, 3, 8), "on_failure": (True, False), "progress": (True, False)}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        progress = PROGRESS[env] if params["progress"] else ()
+        # the ctx paths a kit lists as ``progress`` are shown as "progress so far"
+        progress = tuple(self.settings(env).get("progress", ())) if params["progress"] else ()
         failed = GOAL_FAILED if params["on_failure"] else "    failed = False\n"
         code = fill(GOAL, {"FAILED": failed}, every=params["every"], progress=progress)
         return {"before_decision": Fragment("goal_reminder", code)}
@@ -228,8 +214,8 @@ class InvalidActionHint(Operator):
     name = "invalid_action_hint"
     summary = "After an invalid action, list admissible actions that share words with the failed one"
     codes = ("invalid_action",)
-    envs = ("household", "shop")
     signals = ("invalid_actions", "nothing_happens")
+    generic = True
     priority = 60
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"shown": (1, 10), "streak": (1, 4)}
 
@@ -249,15 +235,6 @@ def format_reminder(ctx, nb):
         return None
     return {"message": <<message>>}
 """
-FORMAT_MESSAGES = {
-    "household": "Your last reply had no valid command. Reply with exactly one line 'Action: <command>', "
-    "copying a command from the admissible list.",
-    "shop": "Your last reply had no valid action. Reply with exactly one line 'Action: search[keywords]' "
-    "or 'Action: click[value]', where value is one of the clickable options on the page.",
-    "db": "Your last reply did not follow the required format. Either write 'Action: Operation' and then "
-    "one SQL statement in one line inside a sql code block, or write 'Action: Answer' and then the line "
-    "'Final Answer: [\"value\"]'.",
-}
 FORMAT_SHORT = "Your last reply could not be read as an action. Follow the reply format exactly: one action."
 
 
@@ -267,16 +244,18 @@ class FormatReminder(Operator):
         "After a reply that could not be parsed, restate the exact reply format before the next decision"
     )
     codes = ("format_error", "tool_error")
-    envs = ("household", "shop", "db")
     signals = ("format_errors", "tool_errors")
+    generic = True
     priority = 65
 
     def space(self, env: str) -> ParamSpace:
         return {"style": ("example", "short")}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        message = FORMAT_MESSAGES[env] if params["style"] == "example" else FORMAT_SHORT
-        # db's text protocol hands malformed replies to the env, which flags them invalid
-        invalid = '    streak = max(streak, counters.get("invalid_streak") or 0)\n' if env == "db" else ""
+        settings = self.settings(env)
+        message = str(settings.get("message", FORMAT_SHORT)) if params["style"] == "example" else FORMAT_SHORT
+        # a kit whose protocol hands malformed replies to the env (db) counts invalid actions too
+        count_invalid = settings.get("count_invalid", False)
+        invalid = '    streak = max(streak, counters.get("invalid_streak") or 0)\n' if count_invalid else ""
         code = fill(FORMAT, {"INVALID": invalid}, message=message)
         return {"before_decision": Fragment("format_reminder", code)}

@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 from reharness.core.hashing import derive_seed
 from reharness.engineer.base import Engineer, Proposal, finish_patch, render_reply
 from reharness.engineer.operators.base import MAX_OPERATORS, Operator, merge
-from reharness.engineer.operators.registry import OPERATORS
+from reharness.engineer.operators.registry import GENERIC
 from reharness.engineer.program import render_program
+from reharness.envs.registry import find_kit
 from reharness.runtime.effects import HOOK_POINTS
 
 if TYPE_CHECKING:
@@ -65,8 +66,16 @@ class OperatorEngineer(Engineer):
     def __init__(
         self, operators: Sequence[Operator] | None = None, max_operators: int = MAX_OPERATORS
     ) -> None:
-        self.operators = tuple(operators if operators is not None else OPERATORS)
+        self.operators = tuple(operators if operators is not None else GENERIC)
+        self.with_kit_operators = operators is None
         self.max_operators = max(1, min(max_operators, MAX_OPERATORS))
+
+    def pool_for(self, env: str) -> tuple[Operator, ...]:
+        """The operators considered for ``env``: the given ones, then (by default) the env's kit's own."""
+        if not self.with_kit_operators:
+            return self.operators
+        kit = find_kit(env)
+        return self.operators + tuple(kit.operators if kit is not None else ())
 
     def scores(self, packet: FailurePacket) -> dict[str, float]:
         """Score of every operator that applies to the packet's environment, in registry order."""
@@ -75,7 +84,7 @@ class OperatorEngineer(Engineer):
         counts = packet.header.code_counts
         fractions = signal_fractions(packet) if packet.traces else {}
         out: dict[str, float] = {}
-        for op in self.operators:
+        for op in self.pool_for(env):
             if not op.applies_to(env):
                 continue
             codes = max(
@@ -89,7 +98,7 @@ class OperatorEngineer(Engineer):
         """The operator combinations (with parameters) of the ``n`` proposals."""
         env = packet.header.benchmark
         scores = self.scores(packet)
-        pool = [op for op in self.operators if op.name in scores]
+        pool = [op for op in self.pool_for(env) if op.name in scores]
         if not pool:
             return []
         ranked = sorted(pool, key=lambda op: -scores[op.name])  # stable: registry order breaks ties

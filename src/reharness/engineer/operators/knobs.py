@@ -32,7 +32,7 @@ class ShowAdmissible(Operator):
     name = "show_admissible"
     summary = "Config knob (show_admissible): list the admissible actions before each decision"
     codes = ("invalid_action", "format_error")
-    envs = ("household", "shop")
+    generic = True
     signals = ("invalid_actions", "nothing_happens")
     priority = 75
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"limit": (3, 40), "after_invalid": (0, 3)}
@@ -53,18 +53,14 @@ def step_warning(ctx, nb):
     message = "Only " + str(left) + " steps are left. "
     return {"message": message + <<advice>>}
 """
-WARN_ADVICE = {
-    "household": "Finish the task now: take the object you need and put it where the task says.",
-    "shop": "Decide now: select the required options and buy the best matching product you have found.",
-    "db": "Give your final answer now if the last query answered the question.",
-}
+GENERIC_WARN_ADVICE = "Finish the task now with what you have."
 
 
 class StepWarning(Operator):
     name = "step_warning"
     summary = "Config knob (step budget): warn before each decision when few steps are left"
     codes = ("step_limit",)
-    envs = ("household", "shop", "db")
+    generic = True
     signals = ("step_limit_hit",)
     priority = 80
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"left": (1, 10)}
@@ -73,5 +69,7 @@ class StepWarning(Operator):
         return {"left": (3, 2, 5)}
 
     def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
-        code = fill(WARN, left=params["left"], advice=WARN_ADVICE[env])
+        code = fill(
+            WARN, left=params["left"], advice=str(self.settings(env).get("advice", GENERIC_WARN_ADVICE))
+        )
         return {"before_decision": Fragment("step_warning", code)}

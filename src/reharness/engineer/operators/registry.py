@@ -1,12 +1,14 @@
-"""The registry of repair operators: :data:`OPERATORS` in a stable order (the teacher's pool), the config
-:data:`KNOBS` (repair programs only), lookup by name and by env."""
+"""The registry of repair operators: the generic operators (:data:`GENERIC`), the config knobs
+(:data:`KNOBS`, repair programs only), each environment's kit's own operators, lookup by name and by env.
+
+A kit brings its environment-specific operators (``EnvKit.operators``); the generic ones apply to every
+environment whose kit does not leave them out. :func:`shipped_operators` lists the generic operators and the
+built-in kits' own, in a stable order (the order used for ties and listings)."""
 
 from __future__ import annotations
 
 from reharness.core.errors import UnknownNameError, did_you_mean
-from reharness.engineer.operators.apps import ApiDocLookup, LoginFirst, PaginationReminder
 from reharness.engineer.operators.base import Operator
-from reharness.engineer.operators.code import EditErrorHint, FailingTestHint, SubmitGuard
 from reharness.engineer.operators.common import (
     FormatReminder,
     GoalReminder,
@@ -14,58 +16,55 @@ from reharness.engineer.operators.common import (
     LoopBreaker,
     SnapToAdmissible,
 )
-from reharness.engineer.operators.db import (
-    AnswerGrounding,
-    AnswerGuard,
-    EmptyResultHint,
-    SqlErrorHint,
-    SqlGuard,
-)
 from reharness.engineer.operators.knobs import ShowAdmissible, StepWarning
-from reharness.engineer.operators.shop import PurchaseGuard, SearchDedupe, StallBreaker
+from reharness.envs.registry import BUILTIN_KITS, find_kit
 
-#: Every operator, in a stable order (the order used for ties and listings).
-OPERATORS: tuple[Operator, ...] = (
+#: The generic operators, in a stable order; they read only the generic ``ctx``.
+GENERIC: tuple[Operator, ...] = (
     SnapToAdmissible(),
     LoopBreaker(),
     GoalReminder(),
     InvalidActionHint(),
     FormatReminder(),
-    PurchaseGuard(),
-    SearchDedupe(),
-    StallBreaker(),
-    SqlErrorHint(),
-    EmptyResultHint(),
-    AnswerGuard(),
-    AnswerGrounding(),
-    SqlGuard(),
-    SubmitGuard(),
-    FailingTestHint(),
-    EditErrorHint(),
-    ApiDocLookup(),
-    LoginFirst(),
-    PaginationReminder(),
 )
 #: Harness-config knobs (:mod:`.knobs`): usable in repair programs, not in the teacher's pool.
 KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())
-_BY_NAME = {op.name: op for op in OPERATORS + KNOBS}
 
 
-def get_operator(name: str) -> Operator:
-    """The operator (or config knob) called ``name``."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise UnknownNameError(
-            f"unknown repair operator {name!r}", hint=did_you_mean(name, list(_BY_NAME))
-        ) from None
+def shipped_operators() -> tuple[Operator, ...]:
+    """The generic operators, then each built-in kit's own, in a stable order (the teacher's whole pool)."""
+    own = [op for name in BUILTIN_KITS for op in kit_operators(name)]
+    return GENERIC + tuple(own)
+
+
+def _by_name() -> dict[str, Operator]:
+    return {op.name: op for op in shipped_operators() + KNOBS}
+
+
+def kit_operators(env: str | None) -> tuple[Operator, ...]:
+    """The operators ``env``'s kit brings (none for an unknown environment or no environment)."""
+    kit = find_kit(env) if env else None
+    return tuple(kit.operators) if kit is not None else ()
+
+
+def get_operator(name: str, env: str | None = None) -> Operator:
+    """The operator (or config knob) called ``name``: a shipped one, or one of ``env``'s kit."""
+    own = {op.name: op for op in GENERIC + KNOBS + kit_operators(env)}
+    if name in own:
+        return own[name]
+    shipped = _by_name()
+    if name in shipped:
+        return shipped[name]
+    raise UnknownNameError(
+        f"unknown repair operator {name!r}", hint=did_you_mean(name, list(dict.fromkeys([*shipped, *own])))
+    ) from None
 
 
 def operators_for(env: str) -> list[Operator]:
-    """The operators that apply to ``env``, in :data:`OPERATORS` order."""
-    return [op for op in OPERATORS if op.applies_to(env)]
+    """The operators that apply to ``env``: the generic ones, then its kit's own."""
+    return [op for op in GENERIC + kit_operators(env) if op.applies_to(env)]
 
 
 def program_operators(env: str) -> list[Operator]:
     """What a repair program may use in ``env``: the operators, then the config knobs."""
-    return [op for op in OPERATORS + KNOBS if op.applies_to(env)]
+    return [op for op in GENERIC + kit_operators(env) + KNOBS if op.applies_to(env)]

@@ -1,11 +1,11 @@
-"""The ``apps`` kit: AppWorld-like apps over SQLite, agent-written Python in a confined interpreter."""
+"""AppWorld-like ``apps``: simulated apps over per-episode SQLite, agent code in a confined interpreter.
 
-from reharness.envs.kit import EnvKit
+Modules: :mod:`.env` (the gymnasium env and :func:`run_metrics`), :mod:`.world` (people, supervisor, tables),
+:mod:`.server` (API specs, validation, tokens, pagination), :mod:`.handlers` / :mod:`.handlers_comm` (the
+apps' APIs), :mod:`.scenarios` / :mod:`.generator` (tasks, three variants per scenario, ground-truth
+programs), :mod:`.grading` (database-diff tests), :mod:`.protocol` (prompt, code extraction, tool spec).
+"""
 
-KIT = EnvKit(
-    name="apps",
-    env="reharness.envs.apps.env:AppsEnv",
-    summary="AppWorld-like apps over SQLite; agent-written Python in a confined interpreter; DB-diff tests",
-    gym_id="reharness/Apps-v0",
-    harnesses={"base": "reharness.kits.apps:harness.yaml", "fc": "reharness.kits.apps:harness-fc.yaml"},
-)
+from reharness.kits.apps.env import AppsEnv, run_metrics
+
+__all__ = ["AppsEnv", "run_metrics"]

@@ -1,23 +1,14 @@
-"""The ``code`` kit: SWE-Gym-like packages with injected bugs; ``--data`` loads SWE-bench / SWE-Gym instances."""
+"""SWE-Gym-like repository repair: generated packages with injected bugs, or real SWE-bench instance files.
 
-from pathlib import Path
-from typing import Any
+Modules: :mod:`.env` (the gymnasium env), :mod:`.schema` (the SWE-bench instance record), :mod:`.templates` /
+:mod:`.generator` (generated instances), :mod:`.loader` (real files), :mod:`.protocol` (commands and tools),
+:mod:`.workspace` (the working tree and its file tools), :mod:`.testrun` / :mod:`.runner` (confined test
+runs), :mod:`.diff` (unified diffs), :mod:`.expert` (solver), :mod:`.tracker` (``ctx`` fields).
+"""
 
-from reharness.envs.kit import EnvKit
+from reharness.kits.code.env import CodeEnv
+from reharness.kits.code.loader import load_instances
+from reharness.kits.code.schema import CodeInstance
+from reharness.kits.code.testrun import TestLimits, TestRun, run_tests
 
-
-def load_data(path: str, options: dict[str, Any]) -> dict[str, Any]:
-    """``--data FILE``: a SWE-bench / SWE-Gym instance file; the checkouts sit in ``repos/`` next to it unless
-    the harness's ``env_options`` name another ``repos_dir``."""
-    return {"repos_dir": str(Path(path).parent / "repos")} | options | {"instances_path": path}
-
-
-KIT = EnvKit(
-    name="code",
-    env="reharness.envs.code.env:CodeEnv",
-    summary="SWE-Gym-like: generated packages with injected bugs, SWE-agent tools, FAIL_TO_PASS grading",
-    gym_id="reharness/Code-v0",
-    harnesses={"base": "reharness.kits.code:harness.yaml", "fc": "reharness.kits.code:harness-fc.yaml"},
-    data_loader=load_data,
-    invalid_is_format=True,
-)
+__all__ = ["CodeEnv", "CodeInstance", "TestLimits", "TestRun", "load_instances", "run_tests"]

@@ -1,22 +1,13 @@
-"""The ``db`` kit: DBBench on SQLite (Harness-R1's ``dbbench``); ``--data`` loads AgentBench's task files."""
+"""DBBench (AgentBench) on SQLite: generated tables or the real task files, text or tool-call protocol.
 
-from typing import Any
+Modules: :mod:`.env` (the gymnasium env), :mod:`.protocol` (v0.2 text and tools), :mod:`.grading` (graders and
+table hash), :mod:`.sandbox` (per-episode SQLite), :mod:`.dialect` / :mod:`.functions` / :mod:`.sqltext` (the
+MySQL layer), :mod:`.generator` / :mod:`.themes` / :mod:`.questions` / :mod:`.vocab` (generated tasks),
+:mod:`.loader` (real files), :mod:`.gold`, :mod:`.expert`, :mod:`.tracker`.
+"""
 
-from reharness.envs.kit import EnvKit
+from reharness.kits.db.env import DBEnv
+from reharness.kits.db.loader import load_dbbench
+from reharness.kits.db.sandbox import ExecResult, SandboxLimits, SqlSandbox
 
-
-def load_data(path: str, options: dict[str, Any]) -> dict[str, Any]:
-    """``--data FILE``: an AgentBench DBBench ``.jsonl`` task file."""
-    return options | {"data_path": path}
-
-
-KIT = EnvKit(
-    name="db",
-    env="reharness.envs.db.env:DBEnv",
-    summary="DBBench on SQLite: generated tables or real AgentBench files; text or tool-call protocol",
-    gym_id="reharness/DB-v0",
-    harnesses={"base": "reharness.kits.db:harness.yaml", "fc": "reharness.kits.db:harness-fc.yaml"},
-    data_loader=load_data,
-    invalid_is_format=True,
-    r1_benchmark="dbbench",
-)
+__all__ = ["DBEnv", "ExecResult", "SandboxLimits", "SqlSandbox", "load_dbbench"]

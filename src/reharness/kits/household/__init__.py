@@ -1,12 +1,5 @@
-"""The ``household`` kit: ALFWorld-like rooms, receptacles and objects (Harness-R1's ``alfworld``)."""
+"""ALFWorld-like household environment (``reharness/Household-v0``): rooms, receptacles, six task types."""
 
-from reharness.envs.kit import EnvKit
+from reharness.kits.household.env import HouseholdEnv
 
-KIT = EnvKit(
-    name="household",
-    env="reharness.envs.household.env:HouseholdEnv",
-    summary="ALFWorld-like rooms, receptacles and objects; six task types; admissible commands",
-    gym_id="reharness/Household-v0",
-    harnesses={"base": "reharness.kits.household:harness.yaml"},
-    r1_benchmark="alfworld",
-)
+__all__ = ["HouseholdEnv"]

@@ -1,12 +1,7 @@
-"""The ``shop`` kit: a WebShop-like catalogue with BM25 search and WebShop's reward (Harness-R1's ``webshop``)."""
+"""The ``shop`` environment: WebShop's page graph, BM25 search and reward on a generated catalogue."""
 
-from reharness.envs.kit import EnvKit
+from reharness.kits.shop.catalogue import Catalogue, Product, build_catalogue
+from reharness.kits.shop.env import ShopEnv
+from reharness.kits.shop.reward import Goal, RewardBreakdown, purchase_reward
 
-KIT = EnvKit(
-    name="shop",
-    env="reharness.envs.shop.env:ShopEnv",
-    summary="WebShop-like catalogue, BM25 search, item pages, WebShop reward",
-    gym_id="reharness/Shop-v0",
-    harnesses={"base": "reharness.kits.shop:harness.yaml"},
-    r1_benchmark="webshop",
-)
+__all__ = ["Catalogue", "Goal", "Product", "RewardBreakdown", "ShopEnv", "build_catalogue", "purchase_reward"]

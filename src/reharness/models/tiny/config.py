@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reharness.core.errors import ConfigError
+from reharness.envs.registry import BUILTIN_KITS, find_kit
 
 Size = Literal["S", "M", "micro"]
 SIZES: tuple[str, ...] = ("S", "M")
@@ -128,43 +129,41 @@ _S_BASE: dict[str, Any] = dict(
 )
 
 _M_BASE: dict[str, Any] = _S_BASE | {"size": "M", "model": _M}
-#: What each environment's S and M agents share; M adds steps where the 30-minute budget allows (RECIPE.md).
-_HOUSEHOLD: dict[str, Any] = dict(
-    env="household", max_new_tokens=48, perturb_prob=0.15, repeat_prob=0.7, interventions=True
-)
-_SHOP: dict[str, Any] = dict(env="shop", max_new_tokens=48, max_length=2048, interventions=True)
-_DB: dict[str, Any] = dict(env="db", max_new_tokens=128)
-#: apps replies are whole programs (the helper block ~150 tokens, a task's code up to ~350); episodes are
-#: short (two to four turns), so 2,048 tokens hold a whole demo
-_APPS: dict[str, Any] = dict(env="apps", max_new_tokens=400, max_length=2048)
-#: code replies are one tool command; an edit copies the buggy line and writes the fixed one
-_CODE: dict[str, Any] = dict(env="code", max_new_tokens=160, max_length=3072)
+_BASES: dict[str, dict[str, Any]] = {"S": _S_BASE, "M": _M_BASE}
 
-RECIPES: dict[tuple[str, str], Recipe] = {
-    ("household", "S"): Recipe(**_S_BASE, **_HOUSEHOLD, steps=800),
-    ("household", "M"): Recipe(**_M_BASE, **_HOUSEHOLD, steps=1200),
-    ("shop", "S"): Recipe(**_S_BASE, **_SHOP, steps=500),
-    ("shop", "M"): Recipe(**_M_BASE, **_SHOP, steps=700),
-    ("db", "S"): Recipe(**_S_BASE, **_DB, steps=600),
-    ("db", "M"): Recipe(**_M_BASE, **_DB, steps=800),
-    ("apps", "S"): Recipe(**_S_BASE, **_APPS, steps=400),
-    ("code", "S"): Recipe(**_S_BASE, **_CODE, steps=500),
-}
+
+def kit_recipes(env: str) -> dict[str, Recipe]:
+    """The recipes of ``env``'s kit (``EnvKit.tiny.recipes``: size -> fields beyond the shared base)."""
+    kit = find_kit(env)
+    if kit is None:
+        return {}
+    spec = getattr(kit, "tiny", None)
+    if spec is None:  # a kit with no recipe (a gym:ID): the shared S recipe, trained on the env's solver
+        return {"S": Recipe(**_S_BASE, env=kit.name)}
+    return {
+        size: Recipe(**(_BASES.get(size, _S_BASE) | {"size": size}), env=kit.name, **dict(fields))
+        for size, fields in spec.recipes.items()
+    }
+
+
+def recipes() -> dict[tuple[str, str], Recipe]:
+    """Every built-in kit's tiny-agent recipes, by (env, size)."""
+    return {(env, size): r for env in BUILTIN_KITS for size, r in kit_recipes(env).items()}
 
 
 def recipe_for(env: str, size: str) -> Recipe:
     """The recipe of a built-in tiny agent (``micro``: a seconds-long configuration for tests)."""
+    own = kit_recipes(env)
+    envs = sorted({e for e, _ in recipes()})
     if size == "micro":
-        base = RECIPES.get((env, "S"))
+        base = own.get("S")
         if base is None:
-            envs = sorted({e for e, _ in RECIPES})
             raise ConfigError(f"no tiny-agent recipe for env {env!r}", hint=f"use --env one of {envs}")
         # seconds, whatever the S recipe: no copy warm-up (it runs up to thousands of steps)
         micro = {"size": "micro", "model": MICRO, "steps": 4, "batch_size": 2, "copy_warmup_steps": 0}
         return base.model_copy(update=micro)
-    recipe = RECIPES.get((env, size))
+    recipe = own.get(size)
     if recipe is None:
-        envs = sorted({e for e, _ in RECIPES})
         raise ConfigError(
             f"no tiny-agent recipe for env {env!r} size {size!r}",
             hint=f"use --env one of {envs} and --size one of {list(SIZES)}",

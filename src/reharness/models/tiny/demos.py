@@ -5,14 +5,12 @@ Each demonstration is one whole episode played by :class:`PerturbedSolver` insid
 language model would be prompted with (system + first user turn + alternating assistant/user turns).
 
 DAgger-style recovery: at each decision the solver, with probability ``perturb_prob``, takes a
-*perturbation* instead of the expert action: a random admissible/well-formed action, a near miss (the
-expert's command with a wrong instance number; in db with ``near_miss``, the expert's SQL with one
-mistake, see :mod:`.near_miss`) or, in household, an absent take (the goal's object taken where it is
-not). With ``repeat_prob`` a perturbation is repeated on the next turn (runs of the same failed command,
-the loop trained agents fall into after "Nothing happens."). Perturbed assistant turns are marked
-unsupervised; the expert's following turns are supervised, so the data contains off-path states ("Nothing
-happens.", a wrong page, an SQL error) labelled with the correct way back. Perturbations that
-would end the episode (buy, answer) are not drawn.
+*perturbation* instead of the expert action: a random admissible/well-formed action, or what the env's kit
+draws (``EnvKit.tiny``, :class:`~reharness.models.tiny.spec.TinySpec`: a near miss, an absent take …).
+With ``repeat_prob`` a perturbation is repeated on the next turn (runs of the same failed command, the loop
+trained agents fall into after an invalid action). Perturbed assistant turns are marked unsupervised; the
+expert's following turns are supervised, so the data contains off-path states (an invalid action, a wrong
+page, an error) labelled with the correct way back. Perturbations that would end the episode are not drawn.
 
 Everything is a pure function of (env, split, episode count, seed, perturbation settings): same arguments,
 same demonstrations (tested).
@@ -23,17 +21,16 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reharness.core.agent import Agent
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
-from reharness.envs.registry import make_env
+from reharness.envs.registry import find_kit, make_env
 from reharness.models.tiny.interventions import InterventionRates, TurnFacts, add_interventions
-from reharness.models.tiny.near_miss import near_miss_action
-from reharness.models.tiny.thoughts import thought_for
+from reharness.models.tiny.spec import TinySpec
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import render_action
@@ -61,82 +58,24 @@ class Demo:
         return [{"role": m.role, "content": m.content} for m in self.messages]
 
 
-def _household_perturbation(env: Any, rng: random.Random) -> str:
-    # a third each: an absent take (the goal's object type taken from where the agent stands although it is
-    # not there: trained tiny agents open a container and take the target without reading what is in it), a
-    # near miss (the expert's command with a wrong instance number: right receptacle type, wrong instance)
-    # and a random admissible command
-    draw = rng.random()
-    if draw < 1 / 3:
-        absent = _absent_take(env, rng)
-        if absent is not None:
-            return absent
-    expert = str(env.expert_action())
-    numbers = _NUMBER.findall(expert)
-    if numbers and draw < 2 / 3:
-        target = rng.choice(numbers)
-        wrong = str(max(1, int(target) + rng.choice((-2, -1, 1, 2, 3))))
-        if wrong != target:
-            return _NUMBER.sub(lambda m: wrong if m.group() == target else m.group(), expert, count=1)
-    return str(env.random_action(rng))
-
-
-def _absent_take(env: Any, rng: random.Random) -> str | None:
-    """``take <goal object> N from <here>`` naming an object that is not where the agent stands."""
-    world, goal = env.world, env.goal
-    if world is None or goal is None or world.held is not None or world.location is None:
-        return None
-    name = f"{goal.target} {rng.randint(1, 3)}"
-    return None if name in world.contents(world.location) else f"take {name} from {world.location}"
-
-
-def _shop_perturbation(env: Any, rng: random.Random) -> str | None:
-    action = str(env.random_action(rng))
-    return None if action.lower() == "click[buy now]" else action
-
-
-def _db_perturbation(env: Any, rng: random.Random) -> str | None:
-    action = str(env.random_action(rng))
-    return None if "final answer" in action.lower() else action
-
-
-def _apps_perturbation(env: Any, rng: random.Random) -> str | None:
-    action = str(env.random_action(rng))
-    return None if "complete_task" in action else action
-
-
-def _premature(env_name: str, env: Any, expert: str, rng: random.Random) -> str | None:
-    """A terminal action that would end the episode too early here (shop: buy, db: answer), if any."""
-    if any(word in expert.lower() for word in ("click[buy now]", "final answer")):
-        return None  # the expert itself finishes now: nothing would be premature
-    if env_name == "shop":
-        return next((a for a in env.admissible_actions() or [] if a.lower() == "click[buy now]"), None)
-    if env_name == "db":
-        for _ in range(8):
-            action = str(env.random_action(rng))
-            if "final answer" in action.lower():
-                return action
-    return None
+def tiny_spec(env_name: str) -> TinySpec:
+    """The tiny-agent knowledge of ``env_name``'s kit (the generic defaults when it brings none)."""
+    kit = find_kit(env_name)
+    spec = getattr(kit, "tiny", None) if kit is not None else None
+    return spec if isinstance(spec, TinySpec) else TinySpec()
 
 
 def _choices(env_name: str, env: Any) -> tuple[str, ...]:
-    """Names a hint may offer besides the expert's action: admissible actions, or the table's columns."""
-    if env_name == "db":
-        return tuple(str(c) for c in env.task.state["table"]["columns"])
+    """Names a hint may offer besides the expert's action: the kit's, or the admissible actions."""
+    spec = tiny_spec(env_name)
+    if spec.choices is not None:
+        return tuple(spec.choices(env))
     return tuple(env.admissible_actions() or ())
-
-
-PERTURBATIONS: dict[str, Callable[[Any, random.Random], str | None]] = {
-    "household": _household_perturbation,
-    "shop": _shop_perturbation,
-    "db": _db_perturbation,
-    "apps": _apps_perturbation,
-}
 
 
 def perturbation(env_name: str, env: Any, rng: random.Random) -> str | None:
     """A non-terminal off-expert action for ``env`` (None: none found in a few draws)."""
-    draw = PERTURBATIONS.get(env_name)
+    draw = tiny_spec(env_name).perturb
     for _ in range(8):
         action = draw(env, rng) if draw else str(env.random_action(rng))
         if action and action != env.expert_action():
@@ -163,7 +102,7 @@ class PerturbedSolver(Agent):
         self.env_name = env_name
         self.repeat_prob = repeat_prob
         self.near_miss = near_miss
-        self.sql_seen = 0  # db: statements run so far, and how many of them succeeded (for turn facts)
+        self.sql_seen = 0  # statements run so far, and how many of them succeeded (for turn facts)
         self.sql_ok = 0
         self.previous_perturbation: str | None = None
         self.record_facts = record_facts  # only demos with interventions need them (costly per turn)
@@ -188,12 +127,11 @@ class PerturbedSolver(Agent):
             self.near_miss,
         )
 
-    def _observe_sql(self) -> None:
-        """db: note what the previous turn's statement did (its error kind) and count successful ones."""
-        state = (self.env.runtime_state() or {}).get("state") or {}
-        count = int(state.get("sql_count") or 0)
+    def _observe_progress(self, progress: Any) -> None:
+        """Note what the previous turn's statement did (its error kind) and count successful ones (the kit's
+        ``progress``: statements run so far and the last error kind)."""
+        count, kind = progress(self.env)
         if count > self.sql_seen:
-            kind = str(state.get("last_error_kind") or "none")
             if self.facts:
                 self.facts[-1] = replace(self.facts[-1], error=kind)
             self.sql_ok += kind == "none"
@@ -201,23 +139,24 @@ class PerturbedSolver(Agent):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         rng = random.Random(derive_seed("perturb", request.seed))
-        thought = thought_for(self.env_name, self.env) if self.thoughts else None
+        spec = tiny_spec(self.env_name)
+        thought = spec.thought(self.env) if self.thoughts and spec.thought is not None else None
         expert = str(self.env.expert_action())
         action: str | None = None
         repeat = self.previous_perturbation
         if self.repeat_prob and repeat is not None and repeat != expert and rng.random() < self.repeat_prob:
             action = repeat  # the same mistake again: trained agents loop on a failed command
         elif rng.random() < self.perturb_prob:
-            if self.near_miss and rng.random() < self.near_miss:
-                action = near_miss_action(self.env_name, self.env, expert, rng)
+            if self.near_miss and rng.random() < self.near_miss and spec.near_miss is not None:
+                action = spec.near_miss(self.env, expert, rng)
             if action is None:
                 action = perturbation(self.env_name, self.env, rng)
         self.previous_perturbation = action
         self.supervised.append(action is None)
         if self.record_facts:
-            if self.env_name == "db":
-                self._observe_sql()
-            premature = _premature(self.env_name, self.env, expert, rng)
+            if spec.progress is not None:
+                self._observe_progress(spec.progress)
+            premature = spec.premature(self.env, expert, rng) if spec.premature is not None else None
             self.facts.append(
                 TurnFacts(
                     expert=expert,
@@ -340,8 +279,9 @@ def render_demo(
             for fact, step in zip(solver.facts, record.steps, strict=True)
         ]
         rng = random.Random(derive_seed("interventions", seed, index))
+        notes = tiny_spec(env_name).notes
         messages, supervised = add_interventions(
-            messages, supervised, facts, harness.config, record.instruction, rng, interventions
+            messages, supervised, facts, harness.config, record.instruction, rng, interventions, notes
         )
     return Demo(
         env=env_name,

@@ -14,9 +14,10 @@ list — and each is followed by the expert's supervised action:
 - a goal reminder before an expert turn: neutral information that must not derail the agent.
 
 Texts come from several phrasings, not the repair operators' exact strings, so the model learns to use what a
-note says rather than one template. With ``observed`` (db) the notes never name the expert's action: they say
-only what a hook could compute at that moment (:mod:`.observed_notes`), and appear only where a hook could
-fire (after a failed or visibly wrong statement; an answer before any query succeeded).
+note says rather than one template. With ``observed`` the notes never name the expert's action: they say
+only what a hook could compute at that moment (the kit's :class:`~reharness.models.tiny.spec.ObservedNotes`),
+and appear only where a hook could fire (after a failed or visibly wrong statement; an answer before any
+query succeeded).
 Everything is a pure function of the demonstration and the random generator it is given.
 """
 
@@ -27,12 +28,7 @@ import re
 from dataclasses import dataclass
 
 from reharness.core.types import Message
-from reharness.models.tiny.observed_notes import (
-    observed_block,
-    observed_hint,
-    observed_premature,
-    sql_problem,
-)
+from reharness.models.tiny.spec import ObservedNotes
 from reharness.runtime.harness import HarnessConfig
 
 _SQL = re.compile(r"```sql\s*(.*?)\s*```", re.DOTALL)
@@ -52,7 +48,7 @@ class InterventionRates:
     block_share: float = 0.5  # of those after an invalid action: a block rather than a hint
     premature: float = 0.05  # per expert turn: a blocked premature terminal action is inserted before it
     reminder: float = 0.03  # per expert turn: a goal reminder precedes it
-    #: notes say only what a harness can observe, never the expert's action (db; see :mod:`.observed_notes`)
+    #: notes say only what a harness can observe, never the expert's action (the kit's observed notes)
     observed: bool = False
     premature_after_error: float = 0.5  # observed: after a failed perturbed statement, an answer is blocked
 
@@ -125,12 +121,12 @@ def _feedback(config: HarnessConfig, text: str) -> str:
 
 
 def _visible_problems(
-    messages: tuple[Message, ...], facts: list[TurnFacts], instruction: str
+    messages: tuple[Message, ...], facts: list[TurnFacts], instruction: str, notes: ObservedNotes
 ) -> list[str | None]:
     """Per assistant turn: the defect a hook could see in a perturbed statement (None: none, or expert)."""
     replies = [m.content for m in messages if m.role == "assistant"]
     return [
-        sql_problem(compact(reply), list(fact.choices), instruction) if fact.perturbed else None
+        notes.problem(reply, list(fact.choices), instruction) if fact.perturbed else None
         for reply, fact in zip(replies, facts, strict=True)
     ]
 
@@ -147,12 +143,13 @@ def _observed_feedback(
     config: HarnessConfig,
     rng: random.Random,
     block: bool,
+    notes: ObservedNotes,
 ) -> Message:
     columns = list(fact.choices)
     if block:
-        text = _feedback(config, observed_block(problem, fact.error, columns, rng))
+        text = _feedback(config, notes.block(problem, fact.error, columns, rng))
     else:
-        text = f"{message.content}\n\n[Harness] {observed_hint(problem, fact.error, columns, rng)}"
+        text = f"{message.content}\n\n[Harness] {notes.hint(problem, fact.error, columns, rng)}"
     return message.model_copy(update={"content": text})
 
 
@@ -164,11 +161,19 @@ def add_interventions(
     instruction: str,
     rng: random.Random,
     rates: InterventionRates,
+    notes: ObservedNotes | None = None,
 ) -> tuple[tuple[Message, ...], tuple[bool, ...]]:
-    """The conversation with interventions added, and the supervision flag of every assistant turn."""
+    """The conversation with interventions added, and the supervision flag of every assistant turn
+    (``notes``: the kit's observed notes, needed when ``rates.observed``)."""
     if len(facts) != len(supervised):
         raise ValueError(f"{len(facts)} turn facts for {len(supervised)} assistant turns")
-    problems = _visible_problems(messages, facts, instruction) if rates.observed else [None] * len(facts)
+    if rates.observed and notes is None:
+        raise ValueError("observed interventions need the kit's observed notes (EnvKit.tiny.notes)")
+    problems = (
+        _visible_problems(messages, facts, instruction, notes)
+        if notes is not None and rates.observed
+        else [None] * len(facts)
+    )
     flagged = [_flagged(fact, problem) for fact, problem in zip(facts, problems, strict=True)]
     out: list[Message] = []
     flags: list[bool] = []
@@ -182,8 +187,8 @@ def add_interventions(
                 chance = (
                     rates.premature_after_error if after_error else (0.0 if fact.queried else rates.premature)
                 )
-                if fact.premature and rng.random() < chance:
-                    block = observed_premature(after_error, rng)
+                if fact.premature and rng.random() < chance and notes is not None:
+                    block = notes.premature(after_error, rng)
                     out.append(Message(role="assistant", content=fact.premature))
                     out.append(Message(role="user", content=_feedback(config, block)))
                     flags.append(False)
@@ -209,10 +214,12 @@ def add_interventions(
             and supervised[turn]
             and rng.random() < rates.after_perturbed
         ):
-            if rates.observed:
+            if rates.observed and notes is not None:
                 if flagged[prev]:
                     as_block = rng.random() < rates.block_share
-                    message = _observed_feedback(message, facts[prev], problems[prev], config, rng, as_block)
+                    message = _observed_feedback(
+                        message, facts[prev], problems[prev], config, rng, as_block, notes
+                    )
             elif facts[prev].invalid and rng.random() < rates.block_share:
                 message = message.model_copy(update={"content": _feedback(config, block_text(nxt, rng))})
             else:

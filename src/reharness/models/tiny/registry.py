@@ -1,6 +1,6 @@
 """Which tiny agents exist, where their weights are, and what produced them.
 
-A tiny agent is named ``<env>-<size>`` (``household-S``). Its HF model directory is looked up in order:
+A tiny agent is named ``<env>-<size>`` (``ENV-S``). Its HF model directory is looked up in order:
 
 1. shipped inside the package: ``reharness/models/tiny/weights/<name>/``;
 2. the cache: ``$REHARNESS_CACHE/tiny/<name>/`` (default cache root: ``$XDG_CACHE_HOME/reharness`` or
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
-from reharness.models.tiny.config import RECIPES
+from reharness.models.tiny.config import recipes
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 PROVENANCE = "provenance.json"
@@ -41,14 +41,14 @@ def cache_dir(name: str) -> Path:
 
 
 def tiny_names() -> list[str]:
-    """Every known tiny agent name (``household-S``, …)."""
-    return [f"{env}-{size}" for env, size in RECIPES]
+    """Every known tiny agent name (``ENV-S``, …: one per recipe of a built-in kit)."""
+    return [f"{env}-{size}" for env, size in recipes()]
 
 
 def parse_name(name: str) -> tuple[str, str]:
-    """``household-S`` → (``household``, ``S``), with a clear error for unknown names."""
+    """``ENV-S`` → (``ENV``, ``S``), with a clear error for unknown names."""
     env, _, size = name.rpartition("-")
-    if (env, size) not in RECIPES:
+    if (env, size) not in recipes():
         raise UnknownNameError(f"unknown tiny agent {name!r}", hint=did_you_mean(name, tiny_names()))
     return env, size
 
@@ -132,7 +132,7 @@ def resolve_tiny(
     command = train_command(name)
     target = cache_dir(name)
     env, _, size = name.rpartition("-")
-    if (env, size) not in RECIPES:
+    if (env, size) not in recipes():
         looked = ", ".join(str(p) for p in search_paths(name))
         raise ConfigError(
             f"tiny agent {name!r} is not available (looked in {looked})",

@@ -26,10 +26,11 @@ PAD, IM_START, IM_END = "<|pad|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = (PAD, IM_START, IM_END)
 #: letter runs (with leading space), single digits, single other characters, whitespace runs
 PRETOKENIZE_PATTERN = r" ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]|\s+(?!\S)|\s+"
-#: the same with every space its own token: a word is one token whatever precedes it (``search[yoga`` and
-#: ``… yoga`` share ``yoga``), so copying a word out of an observation into ``search[…]``, ``click[…]`` or SQL
-#: is an exact token copy. Measured: with the default pattern a shop agent never learned to copy a query word
-#: (``search[ssss…``), because the instruction's `` yoga`` and the action's ``yoga`` are different tokens.
+#: the same with every space its own token: a word is one token whatever precedes it (``search[yoga`` and ``…
+#: yoga`` share ``yoga``), so copying a word out of an observation into ``search[…]``, ``click[…]`` or SQL is
+#: an exact token copy. Measured: with the default pattern a WebShop-like agent never learned to copy a query
+#: word (``search[ssss…``), because the instruction's `` yoga`` and the action's ``yoga`` are different
+#: tokens.
 SPLIT_SPACES_PATTERN = r"[A-Za-z]+|[0-9]|[^\sA-Za-z0-9]|\s+"
 
 CHAT_TEMPLATE = (

@@ -1,8 +1,8 @@
 """Copy warm-up: a few minutes of synthetic "repeat this span" data before the demonstrations.
 
-Why: every environment asks the agent to copy — object and receptacle names with their instance numbers
-(household), product ids and options (shop), table, column and cell values (db). A ~1M-parameter model
-trained from scratch on the demonstrations alone never learned to copy (measured: household, 1.6M tokens,
+Why: every environment asks the agent to copy — object and receptacle names with their instance numbers,
+product ids and options, table, column and cell values. A ~1M-parameter model trained from scratch on the
+demonstrations alone never learned to copy (measured: the ALFWorld-like kit, 1.6M tokens,
 87% teacher-forced token accuracy overall but 0% success; its first thought names a different object than
 the task). On synthetic sequences in which a random span recurs, the same kind of model shows the known
 induction-head phase change: copy accuracy on held-out sequences jumps from 3% to 85% between optimizer

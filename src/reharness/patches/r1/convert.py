@@ -11,10 +11,10 @@ translated. What is translated:
   ``import re`` / ``import math`` / ``from difflib import SequenceMatcher`` are removed going to ``r1`` and
   added going to ``reharness``; any other import cannot be translated;
 - ``ctx`` reads are checked, not rewritten: only top-level fields with the same meaning in both views
-  (:data:`SHARED_FIELDS`: ``observation``, ``max_step``, household's ``admissible``) translate; every other
-  field read is named in the error (e.g. ``ctx.counters`` has no Harness-R1 equivalent, ``ctx.state`` and
-  ``ctx.step`` mean different things). ``ctx`` handed whole to a helper is followed into the helper when the
-  helper's parameter is also named ``ctx``; any other whole use of ``ctx`` is refused.
+  (:func:`shared_fields`: the adapter's, e.g. ``observation``, ``max_step``, ALFWorld's ``admissible``)
+  translate; every other field read is named in the error (e.g. ``ctx.counters`` has no Harness-R1 equivalent,
+  ``ctx.state`` and ``ctx.step`` mean different things). ``ctx`` handed whole to a helper is followed into the
+  helper when the helper's parameter is also named ``ctx``; any other whole use of ``ctx`` is refused.
 
 The result is checked by the target dialect's validator. Code is re-emitted with :func:`ast.unparse`, so
 comments and formatting are not kept.
@@ -28,13 +28,16 @@ from typing import Any
 from reharness.core.errors import ReharnessError
 from reharness.patches.model import Patch
 from reharness.patches.sandbox.r1_dialect import split_blocks
+from reharness.runtime.r1.factory import adapter_class, r1_benchmarks
 
-SHARED_FIELDS: dict[str | None, frozenset[str]] = {
-    "household": frozenset({"observation", "admissible", "max_step"}),
-    "shop": frozenset({"observation", "max_step"}),
-    "db": frozenset(),
-    None: frozenset(),
-}
+
+def shared_fields(env: str | None) -> frozenset[str]:
+    """The ``ctx`` fields that mean the same in both dialects for ``env`` (its r1 adapter's
+    ``shared_fields``; none for an env without a Harness-R1 benchmark)."""
+    adapter = adapter_class(env) if env else None
+    return adapter.shared_fields if adapter is not None else frozenset()
+
+
 TO_R1 = {
     "block": "block_and_prompt",
     "rewrite": "rewrite_action",
@@ -153,7 +156,7 @@ def convert_hook(code: str, point: str, to: str, env: str | None) -> tuple[str, 
     """One hook's code in dialect ``to``, and the problems that make the translation unfaithful."""
     tree = ast.parse(code)
     fields, problems = _ctx_reads(tree)
-    foreign = sorted(fields - SHARED_FIELDS.get(env, frozenset()))
+    foreign = sorted(fields - shared_fields(env))
     if foreign:
         reads = ", ".join(f"ctx.{f}" for f in foreign)
         problems.append(f"{point}: reads {reads}, which {'has' if len(foreign) == 1 else 'have'} no "
@@ -172,7 +175,8 @@ def convert_patch(patch: Patch, to: str) -> Patch:
     if patch.dialect == to:
         return patch
     if to == "r1" and patch.env is None:
-        raise ConversionError("a Harness-R1 patch names its benchmark", hint="set env (household, shop, db)")
+        known = ", ".join(r1_benchmarks().values())
+        raise ConversionError("a Harness-R1 patch names its benchmark", hint=f"set env ({known})")
     hooks: dict[str, str] = {}
     problems: list[str] = []
     for point, code in patch.hooks.items():

@@ -20,6 +20,7 @@ import re
 
 from reharness.patches.errors import PatchValidationError
 from reharness.patches.policy import R1_BUILTINS, R1_INJECTED
+from reharness.runtime.r1.factory import adapter_class
 from reharness.runtime.r1.normalise import clean, is_numbered_instance
 
 MAX_CODE_CHARS = 8000
@@ -107,6 +108,8 @@ class _Checker:
     def __init__(self, hook: str | None, benchmark: str | None) -> None:
         self.hook = hook
         self.benchmark = benchmark
+        adapter = adapter_class(benchmark) if benchmark else None
+        self.forbid_instances = adapter is not None and adapter.forbid_numbered_instances
         self.errors: list[PatchValidationError] = []
 
     def add(self, code: str, node: ast.AST | None, message: str) -> None:
@@ -203,7 +206,7 @@ class _Checker:
     def string(self, value: str, node: ast.AST) -> None:
         if len(value) > MAX_STRING_CHARS:
             self.add("string_too_long", node, f"string literal over {MAX_STRING_CHARS} characters")
-        if self.benchmark == "household" and is_numbered_instance(value):
+        if self.forbid_instances and is_numbered_instance(value):
             msg = "string literal names a numbered ALFWorld instance action; choose from ctx.admissible"
             self.add("numbered_instance", node, msg)
 

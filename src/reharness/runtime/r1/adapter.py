@@ -2,9 +2,9 @@
 
 One adapter per episode (see :func:`make_adapter`). The episode loop feeds it what happened — the reset,
 each executed action with its observation, turns without an action — and asks it for the ctx of a hook call
-(official hook name, round index, the agent's proposal). The per-benchmark subclasses
-(:mod:`.household`, :mod:`.shop`, :mod:`.db`) compute every field of the spec from those events and the
-env's observable state. ``ctx`` is plain JSON data: the sandbox worker turns it into the official dict
+(official hook name, round index, the agent's proposal). The per-benchmark subclasses, which live in the
+environment kits (``EnvKit.r1_adapter``), compute every field of the spec from those events and the env's
+observable state. ``ctx`` is plain JSON data: the sandbox worker turns it into the official dict
 subclass. The adapter never changes the env; the runtime applies effects through its one effect engine.
 """
 
@@ -46,9 +46,17 @@ class Proposal:
 
 
 class R1Adapter:
-    """Shared bookkeeping of the three benchmark adapters."""
+    """Shared bookkeeping of the benchmark adapters; a subclass names its benchmark and conventions."""
 
+    #: The Harness-R1 benchmark name (``alfworld``, ``webshop``, ``dbbench``).
     benchmark = ""
+    #: Where ``on_init`` tool hints go when the agent has tools: ``"*"`` into every tool's description, a
+    #: tool name into that tool's only, ``None`` into the system prompt.
+    tool_hint_target: str | None = None
+    #: ``ctx`` fields that mean the same in both dialects (``convert`` translates them; others are refused).
+    shared_fields: frozenset[str] = frozenset()
+    #: The benchmark forbids string literals that name numbered object instances (ALFWorld's rule).
+    forbid_numbered_instances = False
 
     def __init__(self, env: Any, max_steps: int) -> None:
         self.env = env

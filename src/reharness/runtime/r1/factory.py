@@ -1,29 +1,39 @@
-"""The r1 adapter of an environment (:func:`make_adapter`): one level above the per-benchmark adapters it
-picks from, so that :mod:`.adapter` (their base) never imports them."""
+"""The r1 adapter of an environment (:func:`make_adapter`): the one its kit names (``EnvKit.r1_adapter``).
+Environments with no Harness-R1 benchmark have no official ``ctx``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from reharness.core.errors import ConfigError
+from reharness.envs.registry import BUILTIN_KITS, find_kit, get_kit
 from reharness.runtime.r1.adapter import R1Adapter
 
 
-def make_adapter(env: Any, max_steps: int) -> R1Adapter:
-    """The adapter for ``env`` (household, shop or db); other envs have no official ``ctx``."""
-    from reharness.runtime.r1.db import DBAdapter
-    from reharness.runtime.r1.household import HouseholdAdapter
-    from reharness.runtime.r1.shop import ShopAdapter
+def adapter_class(env_name: str) -> type[R1Adapter] | None:
+    """The r1 adapter class of ``env_name``'s kit (None: no Harness-R1 benchmark)."""
+    kit = find_kit(env_name)
+    adapter = kit.r1_adapter if kit is not None else None
+    return adapter if isinstance(adapter, type) and issubclass(adapter, R1Adapter) else None
 
-    adapters: dict[str, type[R1Adapter]] = {
-        "household": HouseholdAdapter,
-        "shop": ShopAdapter,
-        "db": DBAdapter,
-    }
-    cls = adapters.get(getattr(env, "name", ""))
+
+def r1_benchmarks() -> dict[str, str]:
+    """Harness-R1 benchmark name -> environment, over the built-in kits."""
+    out: dict[str, str] = {}
+    for name in BUILTIN_KITS:
+        adapter = adapter_class(name)
+        if adapter is not None:
+            out[adapter.benchmark] = get_kit(name).name
+    return out
+
+
+def make_adapter(env: Any, max_steps: int) -> R1Adapter:
+    """The adapter for ``env``; an env whose kit names none has no official ``ctx``."""
+    cls = adapter_class(getattr(env, "name", ""))
     if cls is None:
+        known = ", ".join(f"{e} ({b})" for b, e in r1_benchmarks().items())
         raise ConfigError(
             f"r1-dialect patches need a Harness-R1 benchmark; {getattr(env, 'name', env)!r} is none",
-            hint="run r1 patches on household (alfworld), shop (webshop) or db (dbbench)",
+            hint=f"run r1 patches on {known}",
         )
     return cls(env, max_steps)

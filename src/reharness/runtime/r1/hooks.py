@@ -35,13 +35,14 @@ def r1_effects(
 
 
 def with_tool_hints(
-    tools: tuple[dict[str, Any], ...], hints: list[str], env: str
+    tools: tuple[dict[str, Any], ...], hints: list[str], target: str
 ) -> tuple[dict[str, Any], ...]:
-    """WebShop appends a tool hint to every tool's description, ALFWorld to ``take_action``'s."""
+    """Append tool hints to the description of the ``target`` tool, or of every tool (``"*"``): WebShop's
+    convention is every tool, ALFWorld's ``take_action`` (the adapter's ``tool_hint_target``)."""
     out = []
     for tool in tools:
         function = dict(tool.get("function", {}))
-        if env == "shop" or function.get("name") == "take_action":
+        if target == "*" or function.get("name") == target:
             text = str(function.get("description", ""))
             for hint in hints:
                 if hint not in text:
@@ -78,18 +79,24 @@ class R1Call:
 
 
 def apply_init(
-    effects: list[Effect], convo: Any, tools: tuple[dict[str, Any], ...], env: str, r1_names: frozenset[str]
+    effects: list[Effect],
+    convo: Any,
+    tools: tuple[dict[str, Any], ...],
+    adapter: R1Adapter | None,
+    r1_names: frozenset[str],
 ) -> tuple[dict[str, Any], ...]:
     """Apply honoured ``on_init`` effects to the conversation; returns the episode's tools.
 
     reharness skills go under "Harness notes", r1 skills under Harness-R1's tips header; r1 tool hints go
-    into the tool descriptions (WebShop, ALFWorld with tools) or the system prompt (DBBench, text protocols).
+    into the tool descriptions (the adapter's ``tool_hint_target``: WebShop, ALFWorld with tools) or the
+    system prompt (DBBench, text protocols).
     """
     for effect in effects:
         (convo.tips if effect.overlay in r1_names else convo.skills).extend(effect.skills)
     hints = [e.text for e in effects if e.kind == "tool_hint" and e.text]
-    if hints and tools and env in ("shop", "household"):
-        return with_tool_hints(tools, hints, env)
+    target = adapter.tool_hint_target if adapter is not None else None
+    if hints and tools and target is not None:
+        return with_tool_hints(tools, hints, target)
     convo.tool_hints.extend(hints)
     return tools
 

@@ -1,0 +1,1 @@
+"""reharness-lights: an example environment kit (see the package README)."""

@@ -1,7 +1,0 @@
-"""The ``shop`` environment: WebShop's page graph, BM25 search and reward on a generated catalogue."""
-
-from reharness.envs.shop.catalogue import Catalogue, Product, build_catalogue
-from reharness.envs.shop.env import ShopEnv
-from reharness.envs.shop.reward import Goal, RewardBreakdown, purchase_reward
-
-__all__ = ["Catalogue", "Goal", "Product", "RewardBreakdown", "ShopEnv", "build_catalogue", "purchase_reward"]

@@ -1,0 +1,52 @@
+"""No module outside a kit names a specific built-in environment: the core asks the kit registry.
+
+The registry's list of built-ins (``envs/registry.py``) is the one exception. What counts as naming one: the
+words ``household`` / ``shop`` anywhere (code, docstrings, comments), a built-in tiny agent's name
+(``db-S``), a kit's module path, a quoted ``"db"`` / ``"apps"``, and an ``env == "code"``-style comparison.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import reharness
+
+ROOT = Path(reharness.__file__).parent
+EXCEPTIONS = {ROOT / "envs" / "registry.py"}
+NAMES = "household|shop|db|code|apps"
+PATTERNS = [
+    re.compile(r"\b(household|shop)\b", re.IGNORECASE),
+    re.compile(rf"\b({NAMES})-(S|M)\b"),
+    re.compile(rf"\bkits\.({NAMES})\b"),
+    re.compile(r"[\"'](db|apps)[\"']"),
+    re.compile(rf"\b(env|env_name|name|benchmark)\s*(==|!=|in)\s*\(?[\"']({NAMES})[\"']"),
+]
+
+
+def offending_lines() -> list[str]:
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path in EXCEPTIONS or (ROOT / "kits") in path.parents:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if any(p.search(line) for p in PATTERNS):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_module_outside_a_kit_names_a_builtin_environment() -> None:
+    assert offending_lines() == []
+
+
+def test_the_check_sees_a_violation(tmp_path: Path) -> None:
+    """The patterns catch the ways the core used to name environments (so the test above can fail)."""
+    samples = [
+        'if record.env == "shop":',
+        "from reharness.kits.db.protocol import x",
+        'envs = ("db",)',
+        "tiny:household-S",
+        'if env_name == "code":',
+    ]
+    assert all(any(p.search(s) for p in PATTERNS) for s in samples)
+    assert not any(p.search('{"type": "add_code_hook", "code": CODE}') for p in PATTERNS)

@@ -48,8 +48,6 @@ def measure(env: Any, indices: list[int], choose: Any) -> dict[str, float]:
 
 
 def random_chooser(env: Any, rng: random.Random, name: str) -> Any:
-    if name == "bfcl":
-        return lambda: rng.choice([c for turn in env.ground_truth for c in turn] + ["end_turn"])
     return lambda: env.random_action(rng)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import json
+import random
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -210,6 +211,13 @@ class BfclEnv(TextEnv):
         made = sum(len(step) for step in self.model_calls[self.turn])
         gold = self.ground_truth[self.turn]
         return gold[made] if made < len(gold) else data.END_TURN
+
+    def random_action(self, rng: random.Random) -> str:
+        """Uniform over the scenario's ground-truth calls (all turns) and ``end_turn``: the random agent.
+
+        BFCL has no finite action list; drawing from the right calls makes it a strong random baseline that
+        only lacks their order and the turn boundaries."""
+        return rng.choice([call for turn in self.ground_truth for call in turn] + [data.END_TURN])
 
     # ------------------------------------------------------------------ tool-calling protocol
     def tools(self) -> list[dict[str, Any]]:

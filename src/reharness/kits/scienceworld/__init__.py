@@ -21,5 +21,5 @@ KIT = EnvKit(
     },
     detectors=(scienceworld_findings,),
     operators=OPERATORS,
-    ctx_fields={"score": "float", "awaiting_choice": "bool"},
+    ctx_fields={"awaiting_choice": "bool"},
 )

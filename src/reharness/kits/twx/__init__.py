@@ -10,7 +10,7 @@ from reharness.envs.kit import EnvKit
 from reharness.kits.twx.failures import text_game_findings
 
 _HARNESSES = {"base": "reharness.kits.twx:harness.yaml", "valid": "reharness.kits.twx:harness-valid.yaml"}
-_CTX = {"current_location": "str", "score": "float", "inventory": "str"}
+_CTX = {"current_location": "str", "inventory": "str"}
 
 
 def _kit(name: str, cls: str, gym_id: str, summary: str) -> EnvKit:

@@ -18,7 +18,18 @@ from reharness.runtime.harness import base_harness_config
 from reharness.store.records import EpisodeRecord, StepRecord
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = ("twx-twc", "twx-cookingworld", "twx-coin", "scienceworld", "bfcl")
+NAMES = (
+    "twx-twc",
+    "twx-cookingworld",
+    "twx-coin",
+    "twx-mapreader",
+    "twx-arithmetic",
+    "twx-sorting",
+    "twx-simonsays",
+    "twx-peckingorder",
+    "scienceworld",
+    "bfcl",
+)
 
 
 def test_every_kit_is_valid_and_declared_as_an_entry_point() -> None:

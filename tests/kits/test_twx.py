@@ -110,3 +110,40 @@ def test_a_trajectory_does_not_depend_on_what_the_jvm_ran_before(env: TwxEnv) ->
     for other in range(100, 120):
         trajectory(other)
     assert trajectory(5) == first
+
+
+EXTRA_GAMES = ("twx-mapreader", "twx-arithmetic", "twx-sorting", "twx-simonsays", "twx-peckingorder")
+
+
+@pytest.mark.parametrize("name", EXTRA_GAMES)
+def test_the_other_games_conform_and_their_solver_wins(need_twx: None, name: str) -> None:
+    env = make_env(name, split="valid")
+    try:
+        assert check_env(env) == []
+        for index in range(3):
+            assert play_solver(env, index)["success"]
+    finally:
+        env.close()
+
+
+def test_reading_a_per_seed_description_mid_episode_keeps_the_episode(need_twx: None) -> None:
+    env = make_env("twx-mapreader", split="test")
+    try:
+        obs, _ = env.reset(options={"task": 0})
+        gold = env.gold_path()
+        env.step(gold[0])
+        other = env.generate_task("test", 9)  # its description is per seed: reading it generates game 9
+        assert (
+            other.instruction != env.task.instruction
+            and other.instruction in env.reset(options={"task": 9})[0]
+        )
+        env.reset(options={"task": 0})
+        env.step(gold[0])
+        env.generate_task("test", 11)  # uncached: generated in the middle of this episode
+        for action in gold[1:]:
+            _, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        assert info["success"]
+    finally:
+        env.close()

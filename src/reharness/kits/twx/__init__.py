@@ -1,9 +1,12 @@
-"""TextWorldExpress kits: ``twx-twc``, ``twx-cookingworld`` and ``twx-coin`` (package ``textworld-express``).
+"""TextWorldExpress kits: all eight games (package ``textworld-express``).
+
+``twx-twc``, ``twx-cookingworld`` and ``twx-coin`` (the contract), and ``twx-mapreader``,
+``twx-arithmetic``, ``twx-sorting``, ``twx-simonsays``, ``twx-peckingorder``.
 
 Modules: :mod:`.jvm` (one JVM per environment instance, the official fold seeds), :mod:`.env` (the
 environments, gold-path solver, ctx fields), :mod:`.failures` (detectors of what agents get wrong in text
-games, shared with ScienceWorld). ``KITS`` holds the three kits by name; ``TWC``, ``COOKINGWORLD`` and
-``COIN`` are the entry-point objects.
+games, shared with ScienceWorld). ``KITS`` holds the kits by name; the upper-case names (``TWC``, …) are the
+entry-point objects.
 """
 
 from reharness.envs.kit import EnvKit
@@ -43,4 +46,37 @@ COIN = _kit(
     "reharness/TwxCoin-v0",
     "TextWorldExpress Coin Collector: find and take the coin (official seed folds; needs Java)",
 )
-KITS = {kit.name: kit for kit in (TWC, COOKINGWORLD, COIN)}
+MAPREADER = _kit(
+    "twx-mapreader",
+    "MapReaderEnv",
+    "reharness/TwxMapReader-v0",
+    "TextWorldExpress MapReader: read the map, fetch the object (official seed folds; needs Java)",
+)
+ARITHMETIC = _kit(
+    "twx-arithmetic",
+    "ArithmeticEnv",
+    "reharness/TwxArithmetic-v0",
+    "TextWorldExpress Arithmetic: solve, pick the matching item (official seed folds; needs Java)",
+)
+SORTING = _kit(
+    "twx-sorting",
+    "SortingEnv",
+    "reharness/TwxSorting-v0",
+    "TextWorldExpress Sorting: box objects by quantity (official seed folds; needs Java)",
+)
+SIMONSAYS = _kit(
+    "twx-simonsays",
+    "SimonSaysEnv",
+    "reharness/TwxSimonSays-v0",
+    "TextWorldExpress Simon Says: do only what Simon says (official seed folds; needs Java)",
+)
+PECKINGORDER = _kit(
+    "twx-peckingorder",
+    "PeckingOrderEnv",
+    "reharness/TwxPeckingOrder-v0",
+    "TextWorldExpress Pecking Order: follow the instruction book (official seed folds; needs Java)",
+)
+KITS = {
+    kit.name: kit
+    for kit in (TWC, COOKINGWORLD, COIN, MAPREADER, ARITHMETIC, SORTING, SIMONSAYS, PECKINGORDER)
+}

@@ -87,10 +87,24 @@ class TwxEnv(TextEnv):
         return Task(
             task_id=f"{self.name}/{split}/{index:06d}",
             split=split,
-            instruction=backend.description,
+            instruction=self._description(seeds[index], FOLDS[split]),
             task_type=self.game,
             state=state,
         )
+
+    def _description(self, seed: int, fold: str) -> str:
+        """The game's task description; reading one generates that game, so an episode in progress is rebuilt
+        (the game is deterministic: regenerate it and replay the actions taken)."""
+        backend = self._backend_or_raise()
+        cached = backend.description(seed, fold)
+        if cached is not None:
+            return cached
+        text = backend.read_description(seed, fold)
+        if self.task is not None and self._state:
+            self._state = backend.new_game(int(self.task.state["seed"]), str(self.task.state["fold"]), False)
+            for command in self._history:
+                self._state = backend.step(command)
+        return text
 
     def num_tasks(self) -> int:
         return len(self._backend_or_raise().fold_seeds(FOLDS[self.split]))
@@ -250,4 +264,49 @@ class CoinEnv(TwxEnv):
     name: ClassVar[str] = "twx-coin"
     env_id: ClassVar[str] = "reharness/TwxCoin-v0"
     game: ClassVar[str] = "coin"
+    default_max_steps: ClassVar[int] = 50
+
+
+class MapReaderEnv(TwxEnv):
+    """MapReader: read the map, go where it says, bring the object back."""
+
+    name: ClassVar[str] = "twx-mapreader"
+    env_id: ClassVar[str] = "reharness/TwxMapReader-v0"
+    game: ClassVar[str] = "mapreader"
+    default_max_steps: ClassVar[int] = 50
+
+
+class ArithmeticEnv(TwxEnv):
+    """Arithmetic: solve the math problem, pick up the item with that many objects, put it in the box."""
+
+    name: ClassVar[str] = "twx-arithmetic"
+    env_id: ClassVar[str] = "reharness/TwxArithmetic-v0"
+    game: ClassVar[str] = "arithmetic"
+    default_max_steps: ClassVar[int] = 50
+
+
+class SortingEnv(TwxEnv):
+    """Sorting: put objects into the box in order of their quantity."""
+
+    name: ClassVar[str] = "twx-sorting"
+    env_id: ClassVar[str] = "reharness/TwxSorting-v0"
+    game: ClassVar[str] = "sorting"
+    default_max_steps: ClassVar[int] = 50
+
+
+class SimonSaysEnv(TwxEnv):
+    """Simon Says: do exactly what Simon says, nothing else."""
+
+    name: ClassVar[str] = "twx-simonsays"
+    env_id: ClassVar[str] = "reharness/TwxSimonSays-v0"
+    game: ClassVar[str] = "simonsays"
+    default_max_steps: ClassVar[int] = 50
+
+
+class PeckingOrderEnv(TwxEnv):
+    """Pecking Order: read the instruction book and follow its order of steps."""
+
+    name: ClassVar[str] = "twx-peckingorder"
+    env_id: ClassVar[str] = "reharness/TwxPeckingOrder-v0"
+    game: ClassVar[str] = "peckingorder"
     default_max_steps: ClassVar[int] = 50

@@ -3,8 +3,8 @@
 :class:`TwxBackend` wraps the package's ``TextWorldExpressEnv`` (which launches ``textworld-express.jar``
 through py4j) and talks to its ``PythonInterface`` directly: a new game is ``generateNewGameJSON`` (about a
 millisecond), a step is ``stepJSON``. The official fold seeds come from the JAR (``getSeedsTrain`` / ``Dev`` /
-``Test``) and are cached per process, as is each game's task description (one sentence per game, the same
-for every seed).
+``Test``) and are cached per process, as are the games' task descriptions (the same sentence for every seed
+of twc, cookingworld and coin; per seed for mapreader, arithmetic, sorting).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ FOLDS = {"train": "train", "valid": "dev", "test": "test"}
 
 _CACHE_LOCK = threading.Lock()
 _SEEDS: dict[tuple[str, str, str], list[int]] = {}
-_DESCRIPTIONS: dict[tuple[str, str], str] = {}
+_DESCRIPTIONS: dict[tuple[str, str, str, int], str] = {}
 
 
 class TwxBackend:
@@ -48,15 +48,6 @@ class TwxBackend:
         self.server = self._env.server
         self.game = game
         self.params = params
-        key = (game, params)
-        with _CACHE_LOCK:  # read once, before any episode, so it never disturbs a game in progress
-            if key not in _DESCRIPTIONS:
-                self.server.generateNewGameJSON(self._first_seed(), "train", False)
-                _DESCRIPTIONS[key] = str(self.server.getTaskDescription()).strip()
-        self.description = _DESCRIPTIONS[key]
-
-    def _first_seed(self) -> int:
-        return int(next(iter(self.server.getSeedsTrain())))
 
     def fold_seeds(self, fold: str) -> list[int]:
         key = (self.game, self.params, fold)
@@ -67,6 +58,19 @@ class TwxBackend:
                 )
                 _SEEDS[key] = [int(s) for s in getter()]
             return _SEEDS[key]
+
+    def description(self, seed: int, fold: str) -> str | None:
+        """The task description of a game (cached per process), or None when it must be generated first."""
+        with _CACHE_LOCK:
+            return _DESCRIPTIONS.get((self.game, self.params, fold, seed))
+
+    def read_description(self, seed: int, fold: str) -> str:
+        """Generate game ``seed`` and read its description (this replaces the game in progress)."""
+        self.server.generateNewGameJSON(seed, fold, False)
+        text = str(self.server.getTaskDescription()).strip()
+        with _CACHE_LOCK:
+            _DESCRIPTIONS[(self.game, self.params, fold, seed)] = text
+        return text
 
     def new_game(self, seed: int, fold: str, gold: bool) -> dict[str, Any]:
         return dict(json.loads(self.server.generateNewGameJSON(seed, fold, gold)))

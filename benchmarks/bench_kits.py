@@ -1,4 +1,4 @@
-"""Speed and scripted-agent success of the real-benchmark kits (twx-*, scienceworld, bfcl).
+"""Speed and scripted-agent success of the real-benchmark kits (the eight twx-* games, scienceworld, bfcl).
 
 ``python benchmarks/bench_kits.py [--tasks 100] [--seeds 0 1] [--kits ...]`` prints one JSON line per kit:
 environment construction time (JVM or confined worker start), episode starts per second (``reset`` on the
@@ -23,7 +23,8 @@ from typing import Any
 from reharness.envs import make_env
 from reharness.kits.registration import register_kit_envs
 
-KITS = ("twx-twc", "twx-cookingworld", "twx-coin", "scienceworld", "bfcl")
+TWX_EXTRA = ("twx-mapreader", "twx-arithmetic", "twx-sorting", "twx-simonsays", "twx-peckingorder")
+KITS = ("twx-twc", "twx-cookingworld", "twx-coin", *TWX_EXTRA, "scienceworld", "bfcl")
 
 
 def play(env: Any, index: int, choose: Any) -> tuple[bool, int]:

@@ -147,3 +147,32 @@ def test_reading_a_per_seed_description_mid_episode_keeps_the_episode(need_twx: 
         assert info["success"]
     finally:
         env.close()
+
+
+def test_harness_r1_ctx_follows_alfworlds_shape(env: TwxEnv) -> None:
+    from reharness.kits.twx.r1 import TextGameAdapter
+    from reharness.runtime.r1.adapter import Proposal
+
+    obs, info = env.reset(options={"task": 0})
+    adapter = TextGameAdapter(env, env.max_steps)
+    adapter.reset(obs, info)
+    for action in ["fly away", "fly away"]:
+        obs, _, _, _, info = env.step(action)
+        adapter.executed(action, obs, info)
+    proposal = Proposal("look around", "look around", "look around")
+    ctx = adapter.ctx("on_before_action", 2, proposal)
+    assert set(ctx) >= {
+        "action",
+        "state",
+        "task",
+        "predicates",
+        "observation",
+        "admissible",
+        "history",
+        "world",
+    }
+    assert ctx["action"]["in_admissible"] and ctx["task"]["task_type"] == env.game
+    assert ctx["state"]["nothing_happens_count"] == 2 and ctx["predicates"]["nothing_happens_repeated"]
+    assert ctx["state"]["repeated_action_count"] == 0 and ctx["history"]["last_actions"] == ["fly away"] * 2
+    if env.game != "cookingworld":  # twc and coin name the room in their text ("You are in the kitchen.")
+        assert ctx["world"]["current_location"]

@@ -5,12 +5,13 @@
 
 Modules: :mod:`.jvm` (one JVM per environment instance, the official fold seeds), :mod:`.env` (the
 environments, gold-path solver, ctx fields), :mod:`.failures` (detectors of what agents get wrong in text
-games, shared with ScienceWorld). ``KITS`` holds the kits by name; the upper-case names (``TWC``, …) are the
-entry-point objects.
+games, shared with ScienceWorld), :mod:`.r1` (Harness-R1's ALFWorld-shaped ``ctx`` for text games).
+``KITS`` holds the kits by name; the upper-case names (``TWC``, …) are the entry-point objects.
 """
 
 from reharness.envs.kit import EnvKit
 from reharness.kits.twx.failures import text_game_findings
+from reharness.kits.twx.r1 import TextGameAdapter
 
 _HARNESSES = {"base": "reharness.kits.twx:harness.yaml", "valid": "reharness.kits.twx:harness-valid.yaml"}
 _CTX = {"current_location": "str", "inventory": "str"}
@@ -25,6 +26,7 @@ def _kit(name: str, cls: str, gym_id: str, summary: str) -> EnvKit:
         harnesses=_HARNESSES,
         detectors=(text_game_findings,),
         ctx_fields=_CTX,
+        r1_adapter=TextGameAdapter,
     )
 
 

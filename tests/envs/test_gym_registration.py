@@ -58,8 +58,9 @@ import json, sys
 import gymnasium as gym
 import reharness
 ids = sorted(i for i in gym.registry if i.startswith("reharness/"))
-heavy = ("reharness.envs.", "torch", "transformers", "trl", "ray")
-loaded = sorted(m for m in sys.modules if m.startswith(heavy) and m != "reharness.envs.registry")
+heavy = ("reharness.envs.", "reharness.kits", "torch", "transformers", "trl", "ray")
+api = ("reharness.envs.registry", "reharness.envs.kit")  # the kit API and registry, no environment code
+loaded = sorted(m for m in sys.modules if m.startswith(heavy) and m not in api)
 print(json.dumps({"ids": ids, "loaded": loaded}))
 """
     out = json.loads(_python(code))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Annotated
 
@@ -40,13 +41,13 @@ def envs(
 
     rows = all_kits()
     if as_json:
-        typer.echo(json.dumps([{"name": n, "source": s, "summary": d} for n, s, d in rows], indent=2))
+        typer.echo(json.dumps([dataclasses.asdict(row) for row in rows], indent=2))
         return
     table = Table(title="environments")
-    for col in ("name", "source", "description"):
+    for col in ("name", "source", "gymnasium id", "description"):
         table.add_column(col)
-    for name, source, summary in rows:
-        table.add_row(name, source, summary)
+    for row in rows:
+        table.add_row(row.name, row.source, row.gym_id, row.summary)
     stdout.print(table)
     stdout.print("also: --env gym:ID (any gymnasium text environment), --env module.path:attribute (a kit)")
 

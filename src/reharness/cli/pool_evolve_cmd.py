@@ -222,7 +222,7 @@ def eval_command(
     n: Annotated[int, typer.Option(min=1, help="Tasks.")] = 100,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     route: Annotated[
-        str, typer.Option(help="Rank-1 routing strategy: validation, profile or vote.")
+        str, typer.Option(help="Rank-1 routing strategy: validation or profile.")
     ] = "validation",
     rank1_prior: Rank1Prior = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,

@@ -8,8 +8,8 @@ them) both import it from below, and neither imports the other for it. Scripted 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.types import ChatRequest, ChatResponse
 
 
@@ -18,11 +18,11 @@ class Agent(ABC):
 
     policy_id: str = "agent"
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         """Return the agent that plays one episode (scripted agents bind to ``env`` here)."""
         return self
 
-    def check_env(self, env: Any) -> None:  # noqa: B027 - optional
+    def check_env(self, env: TextEnvLike) -> None:  # noqa: B027 - optional
         """Raise a clear error when this agent cannot play ``env`` at all; called once per batch before
         anything is written, so an incompatible agent leaves no run directory or index row behind."""
 

@@ -1,10 +1,25 @@
 """Harness engineers (layer ``engineer``): proposers that turn a failure packet into candidate patches.
 
+Proposers:
+
 - :mod:`.base`: :class:`Engineer`, :class:`Proposal`;
 - :mod:`.factory`: :func:`make_engineer` (specs ``operators``, ``self-refine``, ``llm:BACKEND``);
 - :mod:`.operators`: the repair-operator library and :class:`OperatorEngineer` (the built-in teacher);
 - :mod:`.self_refine`: :class:`SelfRefineEngineer`, the fixed-rule Self-Refine baseline;
-- :mod:`.prompts` / :mod:`.llm`: the prompted engineer :class:`LLMEngineer` on any model backend.
+- :mod:`.llm`: the prompted engineer :class:`LLMEngineer` on any model backend;
+- :mod:`.prompts`: the prompted engineer's prompt: hook API, ``ctx`` schema, effect and validation rules;
+- :mod:`.compact`: prompt styles: the full Harness-R1 prompt, or a compact one for small-context engineers;
+- :mod:`.program`: repair programs: a compact reply language a tiny engineer writes, compiled to hook code;
+- :mod:`.program_prefix`: whether a partial reply can still become a valid program (constrained decoding).
+
+Judging candidates, and the Harness-R1 loop at inference time:
+
+- :mod:`.baseline`: frozen targets and cached baselines: what a patch is compared against, paid for once;
+- :mod:`.paired`: paired evaluation: rerun the frozen target with a patch on the baseline's tasks and seeds;
+- :mod:`.prefix`: prefix reuse: replay a baseline's model outputs until a patched episode diverges;
+- :mod:`.improve`: the loop of ``reharness improve``;
+- :mod:`.improve_result`: ``reharness improve``'s validated config and result, shared by loop and reports;
+- :mod:`.report`: ``reharness improve``'s candidate table (CSV) and Markdown report.
 
 Importing this package loads only the interface; the implementations load on first use.
 """

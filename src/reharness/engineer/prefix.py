@@ -27,8 +27,8 @@ so that their episodes are recorded the same way).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.runtime.agents import Agent
 from reharness.runtime.context import context_digest, request_seed
@@ -92,10 +92,10 @@ class PrefixReuseAgent(Agent):
         self.policy_id = agent.policy_id
         self.table = replay_table(baseline) if baseline is not None else {}
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         return _EpisodeReplay(self.agent.start_episode(env, protocol), self.table)
 
-    def check_env(self, env: Any) -> None:
+    def check_env(self, env: TextEnvLike) -> None:
         self.agent.check_env(env)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

@@ -1,5 +1,11 @@
 """Environments: the text-environment base class, the environment-kit API and registry, and the checker.
 
+- :mod:`.base`: :class:`TextEnv`, the base class of reharness's text environments, and :class:`Task`;
+- :mod:`.kit`: :class:`EnvKit`: everything reharness knows about one environment, in one place;
+- :mod:`.registry`: the kit registry that every command's ``--env NAME`` resolves through;
+- :mod:`.gym_adapter`: ``--env gym:ID``: any gymnasium text environment, with no kit, through every command;
+- :mod:`.check`: :func:`check_env`: validate any text environment against the reharness contract.
+
 Importing this package registers the built-ins with gymnasium (ids and entry-point strings only, see
 :mod:`.registry`); the env base classes and the checker load on first use, so ``import reharness`` stays
 cheap.

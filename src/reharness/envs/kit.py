@@ -52,37 +52,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike, run_metrics_of
 from reharness.core.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:/-]*$")
 _CTX_TYPES = frozenset({"int", "bool", "str"})
-
-
-@runtime_checkable
-class TextEnvLike(Protocol):
-    """What the runtime uses of an environment (:class:`reharness.envs.base.TextEnv` implements it)."""
-
-    name: str
-    env_id: str
-    version: int
-    max_steps: int
-    steps: int
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]: ...
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]: ...
-
-    def num_tasks(self) -> int: ...
-
-    def get_task(self, index: int) -> Any: ...
-
-    def admissible_actions(self) -> list[str] | None: ...
-
-    def close(self) -> None: ...
 
 
 Detector = Callable[[Any], Iterable[Any]]
@@ -124,7 +100,7 @@ class EnvKit:
             return self.env
         return import_object(self.env, f"kit {self.name!r}: env")
 
-    def make(self, **kwargs: Any) -> Any:
+    def make(self, **kwargs: Any) -> TextEnvLike:
         """A fresh environment of this kit (unwrapped)."""
         env = self.env_factory()(**kwargs)
         return getattr(env, "unwrapped", env)
@@ -132,8 +108,7 @@ class EnvKit:
     def run_metrics(self, results: Sequence[tuple[str, bool]]) -> dict[str, Any]:
         """Environment-specific metrics of a run from its ``(task_id, success)`` pairs (the env class's
         ``run_metrics``, e.g. apps' TGC/SGC); none when the environment defines none."""
-        metrics = getattr(self.env_factory(), "run_metrics", None)
-        return dict(metrics(results)) if callable(metrics) else {}
+        return run_metrics_of(self.env_factory(), results)
 
     def harness_text(self, name: str | None = None) -> str | None:
         """The YAML text of harness ``name`` (default: the base harness), or None when the kit ships none."""

@@ -220,27 +220,38 @@ def _direction_names() -> set[str] | None:
     return {str(d["name"]) for d in data.get("directions", []) if isinstance(d, dict) and "name" in d}
 
 
-def all_kits(load: bool = True) -> list[tuple[str, str, str]]:
-    """(name, source, summary) of every kit this process can find: built-ins, registered, entry points.
+@dataclass(frozen=True)
+class KitInfo:
+    """One row of ``reharness envs``: a kit's name, where it came from, its gymnasium id and summary."""
+
+    name: str
+    source: str
+    gym_id: str
+    summary: str
+
+
+def all_kits(load: bool = True) -> list[KitInfo]:
+    """Every kit this process can find: built-ins, registered ones, installed distributions' entry points.
 
     A kit that fails to load is listed with its error as the summary (``load=False``: no kit is imported)."""
-    rows: list[tuple[str, str, str]] = []
-    for name in BUILTIN_KITS:
-        rows.append((name, "built-in", get_kit(name).summary if load else ""))
+    rows: list[KitInfo] = []
+    for name, (_, gym_id, _) in BUILTIN_KITS.items():
+        rows.append(KitInfo(name, "built-in", gym_id, get_kit(name).summary if load else ""))
     for name, kit in _REGISTERED.items():
         if name not in BUILTIN_KITS:
-            rows.append((name, kit.source, kit.summary))
+            rows.append(KitInfo(name, kit.source, kit.gym_id or "", kit.summary))
     for name, point in entry_point_kits().items():
         if name in BUILTIN_KITS or name in _REGISTERED:
             continue
         dist = getattr(point.dist, "name", None) or "?"
-        summary = ""
+        summary, gym_id = "", ""
         if load:
             try:
-                summary = get_kit(name).summary
+                kit = get_kit(name)
+                summary, gym_id = kit.summary, kit.gym_id or ""
             except (ConfigError, UnknownNameError) as exc:
                 summary = f"(fails to load: {exc.message})"
-        rows.append((name, f"entry point ({dist})", summary))
+        rows.append(KitInfo(name, f"entry point ({dist})", gym_id, summary))
     return rows
 
 

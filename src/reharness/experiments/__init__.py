@@ -1,8 +1,16 @@
 """Scripted studies that reproduce the shape of the papers' tables at small scale (layer ``experiments``).
 
 - :mod:`.r1`: Harness-R1's main table — no patch, Self-Refine, the operators teacher, the SFT-only engineer
-  and the GRPO engineer on held-out (test-split) batches of a frozen target (``reharness experiment r1``).
+  and the GRPO engineer on held-out (test-split) batches of a frozen target (``reharness experiment r1``);
+- :mod:`.r1_stages`: its stages: validated config, result rows, training, held-out evaluation, aggregation;
+- :mod:`.r1_studies`: its further studies, on the trained engineers;
+- :mod:`.r1_report`: its Markdown report: main table, training summary and plots;
 - :mod:`.s`: Harness-S's claim — policy GRPO with sibling rescue (router) against policy-only GRPO,
   equal-compute H0 resampling and a random sibling, evaluated in H0 on held-out tasks, plus Rank-1
-  (``reharness experiment s``).
+  (``reharness experiment s``);
+- :mod:`.s_config`: its validated options (:class:`SConfig`), result rows and the ``--json`` contract;
+- :mod:`.s_eval`: its held-out evaluation and the aggregation into rows;
+- :mod:`.s_data`: what its report reads from the training runs: step metrics, diagnostic, profile drift;
+- :mod:`.s_plots`: its report's plots (matplotlib, the ``experiments`` extra);
+- :mod:`.s_report`: its Markdown report (``OUT/report.md``): tables, diagnostic and plots.
 """

@@ -2,11 +2,16 @@
 
 - :mod:`.codes`: the stable taxonomy (:class:`FailureCode`); its values are a contract shared by trajectories,
   packets, profiles and error messages.
+- :mod:`.evidence`: per-step facts read from a recorded trajectory, shared by detectors and runtime signals.
 - :mod:`.detectors`: :func:`detect` / :func:`findings` (codes with step evidence) and :func:`failure_codes`,
   the annotator the executor stores in ``EpisodeRecord.failure_codes``.
 - :mod:`.runtime_signals`: :func:`signals`, per-episode runtime counters derived from the trajectory.
-- :mod:`.packets` / :mod:`.render`: :func:`extract_packet` and :func:`render_packet`.
+- :mod:`.packet_model`: the failure packet's data model (pydantic), shared by extraction and rendering.
+- :mod:`.packets`: :func:`extract_packet`: a deterministic digest of a batch's failures for an engineer.
+- :mod:`.render`: :func:`render_packet`: the packet's text as the harness engineer reads it.
+- :mod:`.text`: text handling for packets: head + tail trimming and masking of task-specific values.
 
+Environment-specific detectors and signals come from the kits (``EnvKit``), asked through the kit registry.
 Sits above ``runtime``/``store``/``envs``/``patches`` and below ``engineer``/``cli``. Importing this package
 loads only the taxonomy; the rest loads on first use.
 """

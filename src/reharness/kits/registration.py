@@ -15,9 +15,11 @@ from reharness.envs.registry import register_kit
 
 def kit_objects() -> dict[str, EnvKit]:
     """Every real-benchmark kit by environment name."""
-    from reharness.kits import bfcl, scienceworld, twx
+    from reharness.kits.bfcl.kit import KIT as BFCL
+    from reharness.kits.scienceworld.kit import KIT as SCIENCEWORLD
+    from reharness.kits.twx.kit import KITS
 
-    return {**twx.KITS, scienceworld.KIT.name: scienceworld.KIT, bfcl.KIT.name: bfcl.KIT}
+    return {**KITS, SCIENCEWORLD.name: SCIENCEWORLD, BFCL.name: BFCL}
 
 
 def register_kit_envs() -> None:

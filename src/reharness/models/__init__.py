@@ -9,6 +9,20 @@
 :func:`make_agent` builds any agent from its spec (scripted or a backend), :func:`make_backend` a backend;
 :mod:`reharness.models.server` serves any of them over the OpenAI API. This package ``__init__`` stays
 light: names resolve lazily, so importing it never imports torch, transformers or httpx.
+
+Modules:
+
+- :mod:`.base`: what every backend shares: the tool-call text convention and message conversion;
+- :mod:`.registry`: agent and backend specs → agents and backends (:func:`make_agent`, :func:`make_backend`);
+- :mod:`.openai_backend`: the OpenAI-compatible chat backend;
+- :mod:`.hf_backend`: the in-process Hugging Face causal LM backend, micro-batched, seeded per request;
+- :mod:`.hf_cache`: the hf backend's key/value cache: prefix reuse, chunked prompts, in-place decoding;
+- :mod:`.hf_decode`: the hf backend's decoding loop (rows decoded together, each leaving as its reply ends);
+- :mod:`.hf_sampling`: token choice of the in-process decoder: top-p sampling and the grammar constraint;
+- :mod:`.server`: a small OpenAI-compatible chat-completions server for any backend (stdlib asyncio only);
+- :mod:`.server_request`: parsing and schema checks of the server's request bodies (a bad field → 400);
+- :mod:`.server_stream`: the server's server-sent-event chunks, streamed as vLLM's server streams them;
+- :mod:`.tiny`: the built-in tiny target agents: recipes, demonstrations, training and evaluation.
 """
 
 from __future__ import annotations

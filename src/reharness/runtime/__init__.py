@@ -1,4 +1,19 @@
-"""Harness runtime: harness configs and overlays, the four hook points, the episode loop and batches."""
+"""Harness runtime: harness configs and overlays, the four hook points, the episode loop and batches.
+
+- :mod:`.harness`: :class:`Harness` = base runtime configuration (:class:`HarnessConfig`) + ordered overlays;
+- :mod:`.overlay`: overlays: ordered sets of hooks layered on a base harness;
+- :mod:`.effects`: the hook points, the effects a hook may return and their schema;
+- :mod:`.context`: prompt building and the ``ctx`` given to hooks;
+- :mod:`.view`: read-only views of runtime state for hooks;
+- :mod:`.protocols`: action protocols: model output → environment action, and back for scripted agents;
+- :mod:`.agents`: the scripted agents (policies that need no model) and :class:`FunctionAgent`;
+- :mod:`.episode`: the async episode loop: one task, one policy, one harness;
+- :mod:`.executor`: batch execution: many episodes concurrently, appended to the store as each finishes;
+- :mod:`.dispatch`: the executor seam: where a batch's episodes run (local or on other machines);
+- :mod:`.ray_executor`: the Ray executor: episodes played by long-lived Ray actors, stored by the driver;
+- :mod:`.ray_actors`: starting, mapping the failures of and ending Ray actors (shared with policy training);
+- :mod:`.r1`: the ``r1`` dialect: Harness-R1's official ``ctx`` and return rules.
+"""
 
 from reharness.runtime.agents import Agent, FunctionAgent, GoldAgent, RandomAgent, SolverAgent
 from reharness.runtime.effects import HOOK_POINTS, Effect, EffectError, parse_effect

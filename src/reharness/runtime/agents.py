@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from reharness.core.agent import Agent
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.errors import UnknownNameError
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.runtime.protocols import render_action
@@ -32,7 +33,7 @@ class _ScriptedAgent(Agent):
         self.env = env
         self.protocol = protocol
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         return type(self)(env, protocol)
 
     def choose(self, request: ChatRequest) -> str:
@@ -67,14 +68,14 @@ class GoldAgent(_ScriptedAgent):
 
     policy_id = "gold"
 
-    def check_env(self, env: Any) -> None:
+    def check_env(self, env: TextEnvLike) -> None:
         if not hasattr(env, "gold_action"):
             raise UnknownNameError(
                 f"the gold agent needs an env with reference solutions; {type(env).__name__} has none",
                 hint="use --agent gold with --env db --data FILE.jsonl, or --agent solver",
             )
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         self.check_env(env)
         return GoldAgent(env, protocol)
 

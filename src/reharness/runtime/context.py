@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.types import Message, ToolCall
 from reharness.runtime.harness import HarnessConfig
@@ -110,7 +111,7 @@ def feedback_message(
 
 
 def build_ctx_data(
-    env: Any,
+    env: TextEnvLike,
     *,
     observation: str,
     step: int,

@@ -25,6 +25,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.hashing import derive_seed
 from reharness.core.secrets import redact
 from reharness.envs.registry import make_env
@@ -82,7 +83,7 @@ class EpisodeExecutor(Protocol):
     name: str
 
     async def run_episodes(
-        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: Any
+        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: TextEnvLike
     ) -> None: ...
 
 
@@ -110,7 +111,7 @@ class LocalExecutor:
     routes = True  #: plays routed runs (``batch.route``)
 
     async def run_episodes(
-        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: Any
+        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: TextEnvLike
     ) -> None:
         width = max(1, min(batch.concurrency, len(missing)))
         envs: asyncio.Queue[Any] = asyncio.Queue()

@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.base import Task, task_identity
 from reharness.runtime.agents import Agent
@@ -51,7 +52,12 @@ class EpisodeRunner:
     """Runs one episode of ``agent`` in ``env`` under ``harness`` and returns its record."""
 
     def __init__(
-        self, env: Any, agent: Agent, harness: Harness, run_id: str = "", executor: Executor | None = None
+        self,
+        env: TextEnvLike,
+        agent: Agent,
+        harness: Harness,
+        run_id: str = "",
+        executor: Executor | None = None,
     ) -> None:
         self.env = env
         self.executor = executor

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from reharness import __version__
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.errors import ConfigError, NoValidReplyError
 from reharness.core.hashing import derive_seed, stable_hash
 from reharness.core.secrets import redact_data
@@ -131,7 +132,7 @@ def env_kwargs(spec: RunSpec, harness: Harness) -> dict[str, Any]:
     return kwargs
 
 
-def select_tasks(env: Any, spec: RunSpec) -> list[int]:
+def select_tasks(env: TextEnvLike, spec: RunSpec) -> list[int]:
     """Seeded choice of task indices for the episodes of a run."""
     total = env.num_tasks()
     n = spec.n if spec.n is not None else (total if spec.data else 50)

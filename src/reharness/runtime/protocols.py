@@ -12,10 +12,10 @@ protocol a language model is prompted with.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import re2  # type: ignore[import-untyped]  # linear-time: agent text cannot backtrack
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.types import ChatResponse, ToolCall
 
 # RE2 (linear time, leftmost-first like ``re``): Python's engine is quadratic on long runs of spaces or blank
@@ -32,7 +32,7 @@ class ParsedAction:
     tool_call: ToolCall | None = None
 
 
-def parse_action(protocol: str, response: ChatResponse, env: Any) -> ParsedAction:
+def parse_action(protocol: str, response: ChatResponse, env: TextEnvLike) -> ParsedAction:
     """Parse ``response`` under ``protocol``; never raises for malformed model output."""
     if protocol == "tools":
         if not response.tool_calls:
@@ -56,7 +56,7 @@ def parse_action(protocol: str, response: ChatResponse, env: Any) -> ParsedActio
     return ParsedAction(None, "no line starting with 'Action:'")
 
 
-def render_action(protocol: str, action: str, env: Any, thought: str | None = None) -> ChatResponse:
+def render_action(protocol: str, action: str, env: TextEnvLike, thought: str | None = None) -> ChatResponse:
     """Render an env action as the reply a model following ``protocol`` would give."""
     if protocol == "tools":
         name, arguments = env.tool_call_from_action(action)

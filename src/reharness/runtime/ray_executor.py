@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.errors import ConfigError
 from reharness.core.secrets import redact
 from reharness.envs.registry import make_env
@@ -290,7 +291,7 @@ class RayExecutor:
 
     # ------------------------------------------------------------------ batches
     async def run_episodes(
-        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: Any
+        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: TextEnvLike
     ) -> None:
         route = batch.route
         if route is None or not missing:
@@ -304,7 +305,7 @@ class RayExecutor:
                 spare_env.close()
 
     async def _run_missing(
-        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: Any
+        self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: TextEnvLike
     ) -> None:
         route = batch.route
         await self.start()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reharness.core.agent import Agent
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.envs.registry import make_env
 from reharness.runtime.episode import EpisodeRunner
@@ -83,7 +84,7 @@ class _Recorder(Agent):
         self.policy_id = inner.policy_id
         self.calls: list[ChatResponse] = []
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         self.bound = self.inner.start_episode(env, protocol)  # scripted agents bind to the env here
         return self
 

@@ -4,6 +4,12 @@
 :func:`shipped_operators` lists them with the built-in kits' own; :func:`get_operator` looks one up by name,
 :func:`operators_for` lists those that apply to an environment; :func:`merge` builds one patch from several.
 :class:`OperatorEngineer` scores operators against a failure packet and samples proposals.
+
+- :mod:`.base`: :class:`Operator` (a parameterised, generic hook program), :class:`ParamSpace`, :func:`merge`;
+- :mod:`.common`: operators for every environment: snap to admissible, loop breaker, goal reminder, hints;
+- :mod:`.knobs`: harness-config knobs as operators: config edits a patch makes through hooks;
+- :mod:`.registry`: the registry: :data:`GENERIC`, :data:`KNOBS`, the kits' own, lookup by name and by env;
+- :mod:`.engineer`: :class:`OperatorEngineer`: picks and parameterises operators from a packet's evidence.
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ class ShopAdapter(R1Adapter):
     """WebShop's ctx: ``action``, ``state``, ``task``, ``predicates``, ``webshop`` and the extras."""
 
     benchmark = "webshop"
+    env: Any  # the shop env itself: its session and catalogue
     tool_hint_target = "*"
     shared_fields = frozenset({"observation", "max_step"})
 

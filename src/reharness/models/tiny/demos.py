@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reharness.core.agent import Agent
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import find_kit, make_env
@@ -65,7 +66,7 @@ def tiny_spec(env_name: str) -> TinySpec:
     return spec if isinstance(spec, TinySpec) else TinySpec()
 
 
-def _choices(env_name: str, env: Any) -> tuple[str, ...]:
+def _choices(env_name: str, env: TextEnvLike) -> tuple[str, ...]:
     """Names a hint may offer besides the expert's action: the kit's, or the admissible actions."""
     spec = tiny_spec(env_name)
     if spec.choices is not None:
@@ -73,7 +74,7 @@ def _choices(env_name: str, env: Any) -> tuple[str, ...]:
     return tuple(env.admissible_actions() or ())
 
 
-def perturbation(env_name: str, env: Any, rng: random.Random) -> str | None:
+def perturbation(env_name: str, env: TextEnvLike, rng: random.Random) -> str | None:
     """A non-terminal off-expert action for ``env`` (None: none found in a few draws)."""
     draw = tiny_spec(env_name).perturb
     for _ in range(8):
@@ -115,7 +116,7 @@ class PerturbedSolver(Agent):
         self.last_request: ChatRequest | None = None
         self.last_response: ChatResponse | None = None
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         return PerturbedSolver(
             self.env_name,
             self.perturb_prob,
@@ -193,7 +194,7 @@ class _Recorder(Agent):
         self.record_facts, self.repeat_prob, self.near_miss = record_facts, repeat_prob, near_miss
         self.bound: PerturbedSolver | None = None
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         self.bound = PerturbedSolver(
             self.env_name,
             self.perturb_prob,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.core.agent import Agent
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.types import ChatRequest, ChatResponse
 from reharness.runtime.executor import RunSpec, run_batch
 from reharness.runtime.harness import Harness
@@ -92,7 +93,7 @@ class GreedyAgent(Agent):
         self.state = state
         self.policy_id = policy_id or f"tiny-greedy:{model.path.name}"
 
-    def start_episode(self, env: Any, protocol: str) -> Agent:
+    def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         return GreedyAgent(self.model, CacheState(), self.policy_id)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.runtime.effects import Effect
 
 
@@ -58,7 +59,7 @@ class R1Adapter:
     #: The benchmark forbids string literals that name numbered object instances (ALFWorld's rule).
     forbid_numbered_instances = False
 
-    def __init__(self, env: Any, max_steps: int) -> None:
+    def __init__(self, env: TextEnvLike, max_steps: int) -> None:
         self.env = env
         self.max_steps = max_steps
         self.observation = ""  # the latest environment observation

@@ -3,8 +3,7 @@ Environments with no Harness-R1 benchmark have no official ``ctx``."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.errors import ConfigError
 from reharness.envs.registry import BUILTIN_KITS, find_kit, get_kit
 from reharness.runtime.r1.adapter import R1Adapter
@@ -27,7 +26,7 @@ def r1_benchmarks() -> dict[str, str]:
     return out
 
 
-def make_adapter(env: Any, max_steps: int) -> R1Adapter:
+def make_adapter(env: TextEnvLike, max_steps: int) -> R1Adapter:
     """The adapter for ``env``; an env whose kit names none has no official ``ctx``."""
     cls = adapter_class(getattr(env, "name", ""))
     if cls is None:

@@ -296,3 +296,14 @@ def test_features_of_a_group() -> None:
     assert features.error_types == {"invalid_action": 6} and features.mean_steps == 3
     assert features.action_kind == "go" and features.repeated_observations == 3 + 1
     assert group_context([b], small_pool().directions).features.confidence is None
+
+
+def test_every_strategy_is_one_registered_class() -> None:
+    from reharness.core.errors import UnknownNameError
+    from reharness.pool.decision import STRATEGIES as NAMES
+    from reharness.pool.strategies import STRATEGIES, make_strategy
+
+    assert STRATEGIES.names() == NAMES
+    assert all(make_strategy(name).name == name for name in NAMES)
+    with pytest.raises(UnknownNameError, match="did you mean 'profile'"):
+        make_strategy("profil")

@@ -6,6 +6,7 @@
 - :mod:`.hashing`: canonical JSON and stable hashes;
 - :mod:`.aio`: bounded concurrency for independent async jobs;
 - :mod:`.resume`: resuming a run only with the options it was started with;
+- :mod:`.registry`: the one name -> entry registry mechanism, with did-you-mean errors;
 - :mod:`.jsonl`: the one resumable JSON-lines reader (a torn last line dropped, damage named);
 - :mod:`.env_protocol`: the environment protocol every layer types against (``TextEnvLike``);
 - :mod:`.secrets`: secret redaction, applied wherever text leaves the process;

@@ -25,6 +25,7 @@ Profiles and routing:
 - :mod:`.router`: :class:`Router`: which sibling(s) to try on a task that failed under H0 (validation,
   profile, vote, random, oracle; Rank-1);
 - :mod:`.judges`: the judges of the router's ``vote`` strategy (rule judges and LLM judges);
+- :mod:`.strategies`: the router's strategies, one class each behind one protocol, in one registry;
 - :mod:`.decision`: what the router sees and decides, and its JSONL decision log;
 - :mod:`.stats`: routing statistics from a decision log (``reharness pool show --log``);
 - :mod:`.routed_run`: routed runs at inference (``reharness run --pool POOL --route rank1|oracle``);

@@ -27,6 +27,7 @@ from reharness.pool.profile import OTHER, cluster_keys
 from reharness.store.records import EpisodeRecord
 
 Strategy = Literal["validation", "profile", "vote", "random", "oracle"]
+#: The routing strategies' names (their classes: :mod:`reharness.pool.strategies`).
 STRATEGIES: tuple[str, ...] = ("validation", "profile", "vote", "random", "oracle")
 
 

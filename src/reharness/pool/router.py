@@ -2,16 +2,8 @@
 
 :meth:`Router.route` takes one failed group — the K episodes of one task under H0 — and returns a
 :class:`~reharness.pool.decision.RouteDecision`: candidates with scores and reasons, the judges' votes, and
-``choice``, the sibling ids to try, best first (``top_k`` of them; ``oracle``: every sibling). Strategies:
-
-- ``validation`` (default, the public recipe): the validation rescue rate measured at evolve time
-  (``Profile.cells``, learned outcomes ignored), weighted by the group's cluster mix;
-- ``profile``: the expected rescue for this cluster mix *and* task type from measured + learned evidence
-  (pooled, weighted by evidence), plus an exploration bonus ``explore / sqrt(1 + n)`` where evidence is thin;
-- ``vote``: the ``profile`` top-k, then every judge votes; ``majority`` counts first choices, ``borda``
-  gives ``k-1-i`` points for rank ``i``; ties (and all-abstain) fall back to the profile order;
-- ``random``: a seeded shuffle (per task and per visit, so fixed seeds reproduce); ``oracle``: every sibling
-  in pool order (the caller tries all: an upper bound costing |pool| rollouts).
+``choice``, the sibling ids to try, best first (``top_k`` of them; ``oracle``: every sibling). The
+strategies (``validation``, ``profile``, ``vote``, ``random``, ``oracle``) are classes in :mod:`.strategies`.
 
 Ties are broken by pool order throughout (Rank-1 first prefers the sibling with fewer breaks), so decisions
 are deterministic for fixed seeds.
@@ -25,15 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
-from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
-from reharness.core.hashing import derive_seed, stable_hash
+from reharness.core.errors import ConfigError
+from reharness.core.hashing import stable_hash
 from reharness.pool.decision import (
-    STRATEGIES,
     Candidate,
     DecisionLog,
     GroupFeatures,
@@ -48,6 +38,7 @@ from reharness.pool.judges import CandidateView, Judge
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile, ProfileCell, pool_directions, pool_hash
 from reharness.pool.sibling import Sibling
+from reharness.pool.strategies import make_strategy
 from reharness.store.records import EpisodeRecord
 
 #: Rank-1's prior strength, in tasks: a task type's own net gain is shrunk toward the sibling's pool-wide
@@ -86,10 +77,7 @@ class Router:
         min_gain: float = 0.0,
         rank1_prior: float = RANK1_PRIOR,
     ) -> None:
-        if strategy not in STRATEGIES:
-            raise UnknownNameError(
-                f"unknown routing strategy {strategy!r}", hint=did_you_mean(strategy, list(STRATEGIES))
-            )
+        rule = make_strategy(strategy)
         if rank1_prior < 0:
             raise ConfigError(f"rank1_prior must be at least 0, got {rank1_prior}")
         if top_k < 1:
@@ -100,11 +88,11 @@ class Router:
             raise ConfigError("the pool has no siblings to route to", hint="evolve a pool first")
         if profile.pool_hash != pool_hash(pool):
             raise ConfigError("the profile was measured on another pool", hint="re-measure it for this pool")
-        if strategy == "vote" and not judges:
+        if rule.votes and not judges:
             raise ConfigError(
                 "the vote strategy needs at least one judge", hint="e.g. judges=[DirectionJudge()]"
             )
-        self.pool, self.profile, self.strategy = pool, profile, strategy
+        self.pool, self.profile, self.strategy, self.rule = pool, profile, strategy, rule
         self.top_k, self.judges, self.seed = top_k, list(judges), seed
         self.aggregation, self.explore, self.min_gain = aggregation, explore, min_gain
         self.rank1_prior = rank1_prior
@@ -133,7 +121,7 @@ class Router:
         return rate, n
 
     def _score(self, sid: str, ctx: RouteContext) -> tuple[float, str]:
-        if self.strategy == "validation":
+        if self.rule.validation_only:
             rate, n = self._mix_rate(sid, ctx.cluster_mix, learned=False)
             return rate, f"validation rescue rate {rate:.3f} for this cluster mix (n={n:.1f})"
         rate, n = self._mix_rate(sid, ctx.cluster_mix, learned=True)
@@ -175,11 +163,16 @@ class Router:
     def _sibling(self, key: str) -> Sibling:
         return self._by_id.get(key) or self.pool.get(key)
 
-    async def _votes(self, ctx: RouteContext, views: list[CandidateView]) -> list[JudgeVote]:
-        """Every judge's vote, asked concurrently (model judges overlap), in judge order."""
+    def sibling_ids(self) -> list[str]:
+        """Every sibling id, in pool order."""
+        return [sid for sid, _ in self._members]
+
+    async def votes_on(self, ctx: RouteContext, sibling_ids: list[str]) -> list[JudgeVote]:
+        """Every judge's vote on ``sibling_ids``, asked concurrently (model judges overlap), in order."""
+        views = [self._view(cid, ctx) for cid in sibling_ids]
         return list(await asyncio.gather(*(judge.vote(ctx, views) for judge in self.judges)))
 
-    def _aggregate(self, candidates: list[str], votes: list[JudgeVote]) -> list[str]:
+    def aggregate(self, candidates: list[str], votes: list[JudgeVote]) -> list[str]:
         points = dict.fromkeys(candidates, 0.0)
         k = len(candidates)
         for vote in votes:
@@ -216,20 +209,7 @@ class Router:
         decision_id = self._decision_id(ctx, "group")
         candidates = self._candidates(ctx)
         k = min(self.top_k, len(candidates))
-        votes: list[JudgeVote] = []
-        if self.strategy == "oracle":
-            choice = [sid for sid, _ in self._members]
-        elif self.strategy == "random":
-            ids = [sid for sid, _ in self._members]
-            random.Random(derive_seed(self.seed, ctx.task_identity, decision_id)).shuffle(ids)
-            choice = ids[:k]
-        elif self.strategy == "vote":
-            top = [c.sibling_id for c in candidates[:k]]
-            views = [self._view(cid, ctx) for cid in top]
-            votes = await self._votes(ctx, views)
-            choice = self._aggregate(top, votes)
-        else:
-            choice = [c.sibling_id for c in candidates[:k]]
+        choice, votes = await self.rule.choose(self, ctx, candidates, k, decision_id)
         decision = RouteDecision(
             decision_id=decision_id,
             env=ctx.env,
@@ -241,7 +221,7 @@ class Router:
             cluster_mix=ctx.cluster_mix,
             features=ctx.features,
             strategy=self.strategy,
-            aggregation=self.aggregation if self.strategy == "vote" else None,
+            aggregation=self.aggregation if self.rule.votes else None,
             candidates=candidates,
             votes=votes,
             choice=choice,
@@ -325,11 +305,10 @@ class Router:
         ]
         better = [c.sibling_id for c in candidates if c.score > self.min_gain]
         votes: list[JudgeVote] = []
-        if better and self.strategy == "vote" and self.judges:
+        if better and self.rule.votes and self.judges:
             top = better[: self.top_k]
-            views = [self._view(cid, ctx) for cid in top]
-            votes = await self._votes(ctx, views)
-            better = self._aggregate(top, votes)
+            votes = await self.votes_on(ctx, top)
+            better = self.aggregate(top, votes)
         decision = RouteDecision(
             decision_id=decision_id,
             kind="rank1",
@@ -341,7 +320,7 @@ class Router:
             failure_codes={},
             cluster_mix={},
             features=ctx.features,
-            strategy="rank1" if self.strategy != "vote" else "rank1+vote",
+            strategy="rank1+vote" if self.rule.votes else "rank1",
             aggregation=self.aggregation if votes else None,
             candidates=candidates,
             votes=votes,

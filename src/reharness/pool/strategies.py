@@ -17,14 +17,23 @@ only whether judges vote among the siblings that beat H0.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from reharness.core.hashing import derive_seed
 from reharness.core.registry import Registry
 from reharness.pool.decision import Candidate, JudgeVote, RouteContext
 
-if TYPE_CHECKING:
-    from reharness.pool.router import Router
+
+class Router(Protocol):
+    """What a strategy uses of the router (:class:`reharness.pool.router.Router`)."""
+
+    seed: int
+
+    def sibling_ids(self) -> list[str]: ...
+
+    async def votes_on(self, ctx: RouteContext, sibling_ids: list[str]) -> list[JudgeVote]: ...
+
+    def aggregate(self, candidates: list[str], votes: list[JudgeVote]) -> list[str]: ...
 
 
 class RouteStrategy(Protocol):

@@ -22,6 +22,7 @@ from reharness.engineer.operators.db import (
     SqlGuard,
 )
 from reharness.engineer.operators.knobs import ShowAdmissible, StepWarning
+from reharness.engineer.operators.lenient import LENIENT_OPERATORS
 from reharness.engineer.operators.shop import PurchaseGuard, SearchDedupe, StallBreaker
 
 #: Every operator, in a stable order (the order used for ties and listings).
@@ -45,6 +46,7 @@ OPERATORS: tuple[Operator, ...] = (
     ApiDocLookup(),
     LoginFirst(),
     PaginationReminder(),
+    *LENIENT_OPERATORS,  # replies that yield no action (pretrained targets): lenient.py
 )
 #: Harness-config knobs (:mod:`.knobs`): usable in repair programs, not in the teacher's pool.
 KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())

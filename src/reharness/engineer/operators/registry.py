@@ -46,11 +46,12 @@ OPERATORS: tuple[Operator, ...] = (
     ApiDocLookup(),
     LoginFirst(),
     PaginationReminder(),
-    *LENIENT_OPERATORS,  # replies that yield no action (pretrained targets): lenient.py
 )
 #: Harness-config knobs (:mod:`.knobs`): usable in repair programs, not in the teacher's pool.
 KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())
-_BY_NAME = {op.name: op for op in OPERATORS + KNOBS}
+#: The lenient operators (:mod:`.lenient`) are opt-in (``--engineer operators+lenient``): in the default pool
+#: they would change the teacher's choices on packets of targets that know the protocol.
+_BY_NAME = {op.name: op for op in OPERATORS + KNOBS + LENIENT_OPERATORS}
 
 
 def get_operator(name: str) -> Operator:

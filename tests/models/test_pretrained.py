@@ -102,6 +102,7 @@ def test_one_episode_through_the_transformers_engine(tmp_path: Path, monkeypatch
     agent = make_pretrained("smollm2-135m@hf", max_batch_size=1)
     converted = list((tmp_path / "pretrained").iterdir())
     assert len(converted) == 1 and (converted[0] / "config.json").is_file()
+    assert "quantization_config" not in (converted[0] / "config.json").read_text()  # plain float32 weights
     assert "<|im_start|>" in agent.tokenizer.chat_template  # the template the GGUF file carries
     record = _one_episode(agent)
     assert record.policy_id == "pretrained:smollm2-135m@hf"

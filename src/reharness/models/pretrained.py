@@ -162,8 +162,12 @@ def convert_gguf(gguf: Path, out: Path) -> None:
     loaded: Any = AutoModelForCausalLM.from_pretrained(
         source, gguf_file=name, dtype=torch.float32, local_files_only=True
     )
-    # save_pretrained refuses a GGUF-loaded model: copy its weights into one built from its config
-    fresh: Any = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
+    # save_pretrained refuses a GGUF-loaded model: copy its weights into one built from its config, without
+    # the GGUF quantisation config (the weights are plain float32 now; a loader must not treat them as GGUF)
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    fresh: Any = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     fresh.load_state_dict(loaded.state_dict())
     fresh.generation_config = loaded.generation_config
     if not getattr(tokenizer, "chat_template", None):

@@ -104,10 +104,27 @@ def test_one_episode_through_the_transformers_engine(tmp_path: Path, monkeypatch
     assert len(converted) == 1 and (converted[0] / "config.json").is_file()
     assert "quantization_config" not in (converted[0] / "config.json").read_text()  # plain float32 weights
     assert "<|im_start|>" in agent.tokenizer.chat_template  # the template the GGUF file carries
+    _ends_at_the_action(lambda request: agent.generate_batch([request])[0])
     record = _one_episode(agent)
     assert record.policy_id == "pretrained:smollm2-135m@hf"
     assert len(record.steps) == 2 and all(s.output and s.output.error is None for s in record.steps)
     assert all(0 < len(s.output.completion_token_ids or ()) <= 12 for s in record.steps)
+
+
+def _ends_at_the_action(generate: Any) -> None:
+    """A reply that holds a whole action line ends there (the parse-complete check), not at the budget."""
+    check = reply_complete("text", None)
+    assert check is not None
+    request = ChatRequest(
+        messages=(Message(role="user", content="Write exactly these two lines:\nAction: look\nDone."),),
+        sampling=SamplingParams(max_tokens=32),
+        complete=check,
+    )
+    free = generate(request.model_copy(update={"complete": None}))
+    cut = generate(request)
+    if check(free.text):
+        assert len(cut.completion_token_ids) < len(free.completion_token_ids)
+        assert check(cut.text) and not check(cut.text.rstrip("\n"))
 
 
 @needs_wheel
@@ -117,16 +134,4 @@ def test_one_episode_through_llamacpp_and_replies_end_at_the_action() -> None:
     record = _one_episode(agent)
     assert record.policy_id == "pretrained:smollm2-135m@llamacpp"
     assert len(record.steps) == 2 and all(s.output and s.output.error is None for s in record.steps)
-    # a reply that holds a whole action line ends there (the parse-complete check), not at the budget
-    request = ChatRequest(
-        messages=(Message(role="user", content="Write exactly these two lines:\nAction: look\nDone."),),
-        sampling=SamplingParams(max_tokens=32),
-        complete=reply_complete("text", None),
-    )
-    free = agent.generate(request.model_copy(update={"complete": None}))
-    cut = agent.generate(request)
-    check = reply_complete("text", None)
-    assert check is not None
-    if check(free.text):
-        assert len(cut.completion_token_ids) < len(free.completion_token_ids)
-        assert check(cut.text + "\n") and not check(cut.text[:-1])
+    _ends_at_the_action(agent.generate)

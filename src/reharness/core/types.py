@@ -56,6 +56,9 @@ class ChatRequest(BaseModel):
     #: ``viable(reply_so_far, final) -> bool``: in-process decoders (``hf:``/``tiny:``) draw only tokens
     #: that keep it true (e.g. a repair program's grammar); remote backends ignore it. Not serialised.
     constraint: Callable[[str, bool], bool] | None = Field(default=None, exclude=True, repr=False)
+    #: ``complete(reply_so_far) -> bool``: the reply holds a whole action (the protocol's parse-complete
+    #: check); a backend told to end replies there (``end_at_action``) stops decoding. Not serialised.
+    complete: Callable[[str], bool] | None = Field(default=None, exclude=True, repr=False)
 
 
 class ChatResponse(BaseModel):

@@ -14,13 +14,18 @@ from reharness.engineer.base import Engineer
 
 
 def make_engineer(spec: str, **options: Any) -> Engineer:
-    """The engineer named by ``spec``: ``operators``, ``self-refine`` or ``llm:BACKEND_SPEC``
+    """The engineer named by ``spec``: ``operators`` (``operators+lenient``: with the lenient operators of
+    :mod:`reharness.engineer.operators.lenient`), ``self-refine`` or ``llm:BACKEND_SPEC``
     (``llm:openai:MODEL@URL``, ``llm:tiny:NAME``, ``llm:hf:PATH``; ``hf:PATH`` is short for ``llm:hf:PATH``,
     e.g. an engineer trained by ``reharness train engineer``); ``options`` go to its constructor."""
     kind, backend = check_engineer_spec(spec)
     if kind == "operators":
         from reharness.engineer.operators import OperatorEngineer
 
+        if backend == "lenient":  # opt-in: the repairs of replies that yield no action (pretrained targets)
+            from reharness.engineer.operators.registry import LENIENT
+
+            options.setdefault("extra", LENIENT)
         return OperatorEngineer(**options)
     if kind == "self-refine":
         from reharness.engineer.self_refine import SelfRefineEngineer
@@ -40,6 +45,8 @@ def check_engineer_spec(spec: str) -> tuple[str, str]:
         name = "llm:" + name
     if name == "operators":
         return "operators", ""
+    if name == "operators+lenient":
+        return "operators", "lenient"
     if name in ("self-refine", "self_refine", "selfrefine"):
         return "self-refine", ""
     if name.startswith("llm:") and name[4:].strip():
@@ -57,5 +64,6 @@ def check_engineer_spec(spec: str) -> tuple[str, str]:
         )
     raise UnknownNameError(
         f"unknown engineer {spec!r}",
-        hint=did_you_mean(name, ["operators", "self-refine", "llm:"]) + " (llm:BACKEND takes a model spec)",
+        hint=did_you_mean(name, ["operators", "operators+lenient", "self-refine", "llm:"])
+        + " (llm:BACKEND takes a model spec)",
     )

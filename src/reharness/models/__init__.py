@@ -22,6 +22,8 @@ Modules:
 - :mod:`.server`: a small OpenAI-compatible chat-completions server for any backend (stdlib asyncio only);
 - :mod:`.server_request`: parsing and schema checks of the server's request bodies (a bad field → 400);
 - :mod:`.server_stream`: the server's server-sent-event chunks, streamed as vLLM's server streams them;
+- :mod:`.pretrained`: pretrained models by name (``pretrained:smollm2-135m``) and GGUF files, converted once;
+- :mod:`.llamacpp_backend`: the llama.cpp engine for GGUF models (slots with prefix reuse, seeded);
 - :mod:`.tiny`: the built-in tiny target agents: recipes, demonstrations, training and evaluation.
 """
 

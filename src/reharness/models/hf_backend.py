@@ -147,7 +147,9 @@ class HFBackend(Agent):
     that is decoding and each reply returns as it ends (continuous batching), instead of each batch
     decoding as a unit; off by default because on a CPU it measured slower (``benchmarks/bench_decoding.py
     --arms static,running``: a step's cost grows with rows x cached tokens, so rows of other lengths padded
-    into one batch cost more than the per-step overhead the sharing saves).
+    into one batch cost more than the per-step overhead the sharing saves). ``end_at_action``: a reply ends
+    once it holds a whole action (the request's ``complete``, :mod:`reharness.runtime.reply_end`); on for
+    pretrained models, which never learnt to stop there.
     """
 
     def __init__(
@@ -165,6 +167,7 @@ class HFBackend(Agent):
         prefill_budget: int = 1 << 22,
         loop_span: int = 64,
         running_batches: bool = False,
+        end_at_action: bool = False,
         loaded: tuple[Any, Any] | None = None,
     ) -> None:
         import torch
@@ -182,6 +185,7 @@ class HFBackend(Agent):
             "prefill_budget": prefill_budget,
             "loop_span": loop_span,
             "running_batches": running_batches,
+            "end_at_action": end_at_action,
         }
         if num_threads:
             torch.set_num_threads(num_threads)
@@ -221,6 +225,7 @@ class HFBackend(Agent):
         self._lock = threading.Lock()
         self.loop_span = loop_span
         self.running_batches = running_batches
+        self.end_at_action = end_at_action
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle as the recipe (model directory and options), not the weights: the process that unpickles
@@ -415,6 +420,7 @@ class HFBackend(Agent):
             finish=lambda row: answer(row.tag, self._response(row)),
             admit=admit,
             loop_span=self.loop_span,
+            end_at_action=self.end_at_action,
         )
         try:
             if rows:

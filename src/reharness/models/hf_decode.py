@@ -2,8 +2,9 @@
 
 A :class:`RunningBatch` reads its rows' prompts (:class:`~reharness.models.hf_cache.PromptReader`), then
 chooses one token per row per step (each request's own generator: :mod:`reharness.models.hf_sampling`).
-A row ends at an end-of-turn token, at its reply budget, or when its reply has fallen into a loop
-(:func:`in_loop`); it leaves the batch at once, its cache goes to the prefix cache and its reply to the
+A row ends at an end-of-turn token, at its reply budget, when its reply has fallen into a loop
+(:func:`in_loop`), or (``end_at_action``) once it holds a whole action (the request's ``complete``); it
+leaves the batch at once, its cache goes to the prefix cache and its reply to the
 caller, so an episode does not wait for the batch's longest reply to get its own.
 
 **Loops.** Small models fall into repetition ("easy to carry easy to carry …") and then run to the
@@ -102,11 +103,13 @@ class RunningBatch:
         finish: Callable[[Row], None],
         admit: Callable[[int], list[Row]] | None = None,
         loop_span: int = 0,
+        end_at_action: bool = False,
     ) -> None:
         self.reader, self.tokenizer, self.stop_ids = reader, tokenizer, stop_ids
         self.step, self.step_mask, self.device = step, step_mask, device
         self.finish, self.admit = finish, admit
         self.loop_span = loop_span  # a reply that ends in a loop this long is cut (:func:`in_loop`; 0: never)
+        self.end_at_action = end_at_action  # a reply ends once it holds a whole action (request.complete)
         self.active: list[Row] = []  # the rows of the batch cache, in its order
         self.unfinished: list[Row] = []  # every row taken in whose reply has not ended (joining ones too)
         self.prefill_seconds = 0.0
@@ -197,6 +200,18 @@ class RunningBatch:
             row.ids.append(int(chosen[r]))
         return chosen
 
+    def _action_complete(self, row: Row) -> bool:
+        """Whether ``row``'s reply holds a whole action (the request's ``complete`` check, run only when
+        ``end_at_action`` and when the last token can have closed one: it holds a newline, a backtick or
+        a ``>``)."""
+        check = row.request.complete
+        if not self.end_at_action or check is None:
+            return False
+        last = self.tokenizer.decode(row.ids[-1:])
+        if not any(mark in last for mark in ("\n", "`", ">")):
+            return False
+        return bool(check(self.tokenizer.decode(row.ids, skip_special_tokens=True)))
+
     def _done(self, r: int, row: Row, token: Any, cache: Any, mask: Any) -> bool:
         """Whether ``row`` (batch row ``r``) has finished with ``token``; a finished row's cache (what the
         model read: the prompt and the reply but its last token) goes to the prefix cache and its reply to
@@ -205,6 +220,7 @@ class RunningBatch:
             int(token) not in self.stop_ids
             and len(row.ids) < row.max_new
             and not in_loop(row.ids, self.loop_span)
+            and not self._action_complete(row)
         ):
             return False
         if self.reader.prefix is not None:

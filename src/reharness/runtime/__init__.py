@@ -12,6 +12,8 @@
 - :mod:`.dispatch`: the executor seam: where a batch's episodes run (local or on other machines);
 - :mod:`.ray_executor`: the Ray executor: episodes played by long-lived Ray actors, stored by the driver;
 - :mod:`.ray_actors`: starting, mapping the failures of and ending Ray actors (shared with policy training);
+- :mod:`.repair`: ``before_action`` hooks repairing a reply that yields no action;
+- :mod:`.reply_end`: where a reply's action ends, per protocol (so backends stop there);
 - :mod:`.r1`: the ``r1`` dialect: Harness-R1's official ``ctx`` and return rules.
 """
 

@@ -38,6 +38,8 @@ from reharness.runtime.protocols import parse_action
 from reharness.runtime.r1.adapter import Proposal
 from reharness.runtime.r1.factory import make_adapter
 from reharness.runtime.r1.hooks import OFFICIAL, R1Call, apply_init, r1_outcome
+from reharness.runtime.repair import repair_unparsed
+from reharness.runtime.reply_end import reply_complete
 from reharness.runtime.view import ReadOnlyView, thaw
 from reharness.store.records import EpisodeRecord, HookErrorRecord, PolicyOutput, StepRecord
 
@@ -238,6 +240,7 @@ class EpisodeRunner:
         forced: str | None = None
 
         admissible = info.get("admissible_actions")
+        complete = reply_complete(config.protocol, env)  # where a reply's action ends (end_at_action)
         cache: dict[str, Any] = {}
         adapter = make_adapter(env, max_steps) if self.r1_names else None
         if adapter is not None:
@@ -308,6 +311,7 @@ class EpisodeRunner:
                     sampling=config.sampling,
                     seed=request_seed(seed, decision),
                     metadata={"episode": episode_index},
+                    complete=complete,
                 )
                 try:
                     response = await policy.complete(request)
@@ -334,27 +338,47 @@ class EpisodeRunner:
                     break
                 parsed = parse_action(config.protocol, response, env)
                 tool_call = parsed.tool_call
-                if parsed.action is None:
+                repair = (
+                    await repair_unparsed(
+                        self._call_hooks, self._honoured, ctx_now, notebooks, response, tool_call
+                    )
+                    if parsed.action is None and self.harness.overlays
+                    else None
+                )
+                if repair is not None:  # a hook repaired (or blocked) a reply that yields no action
+                    step.parse_error = parsed.error
+                    step.hook_errors.extend(repair.errors)
+                    step.effects.extend(repair.effects)
+                    step.dropped_effects.extend(repair.dropped)
+                if parsed.action is None and (repair is None or repair.action is None):
+                    message = config.format_error_message if repair is None else repair.blocked or ""
                     step.parse_error = parsed.error
                     step.flags.append("format_error")
                     counters.on_format_error()
+                    if repair is not None:
+                        counters.blocked_count += 1
+                        step.flags.append("blocked")
                     if adapter is not None:
-                        adapter.no_action(config.format_error_message)
-                    convo.add_turn(
-                        assistant, feedback_message(config, config.format_error_message, tool_call, None, [])
-                    )
-                    step.observation = config.format_error_message
+                        adapter.no_action(message)
+                    convo.add_turn(assistant, feedback_message(config, message, tool_call, None, []))
+                    step.observation = message
                     step.duration_s = time.perf_counter() - step_started
                     record.steps.append(step)
                     continue
-                step.parsed_action = action = parsed.action
+                if repair is not None and repair.action is not None:
+                    action = repair.action
+                    step.flags.extend(repair.flags)
+                    action_notes.extend(repair.notes)
+                else:
+                    step.parsed_action = action = parsed.action
+                assert action is not None
                 if adapter is not None:
                     adapter.acted(action)
                 if forced is not None:  # r1 rule: a pending force replaces the next proposed action
                     step.source, action, forced = "hook", forced, None
                     step.flags.append("forced")
-                agent = Proposal.of(parsed.action, tool_call, action)
-                if self.harness.overlays:
+                agent = Proposal.of(parsed.action or action, tool_call, action)
+                if self.harness.overlays and repair is None:
                     tool_name = tool_call.name if tool_call else None
 
                     def proposed_ctx(

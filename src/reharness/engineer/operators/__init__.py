@@ -8,6 +8,7 @@
 - :mod:`.base`: :class:`Operator` (a parameterised, generic hook program), :class:`ParamSpace`, :func:`merge`;
 - :mod:`.common`: operators for every environment: snap to admissible, loop breaker, goal reminder, hints;
 - :mod:`.knobs`: harness-config knobs as operators: config edits a patch makes through hooks;
+- :mod:`.lenient`: opt-in generic operators that repair replies which yield no action (pretrained targets);
 - :mod:`.registry`: the registry: :data:`GENERIC`, :data:`KNOBS`, the kits' own, lookup by name and by env;
 - :mod:`.engineer`: :class:`OperatorEngineer`: picks and parameterises operators from a packet's evidence.
 """

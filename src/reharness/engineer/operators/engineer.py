@@ -64,9 +64,14 @@ class OperatorEngineer(Engineer):
     name = "operators"
 
     def __init__(
-        self, operators: Sequence[Operator] | None = None, max_operators: int = MAX_OPERATORS
+        self,
+        operators: Sequence[Operator] | None = None,
+        max_operators: int = MAX_OPERATORS,
+        extra: Sequence[Operator] = (),
     ) -> None:
-        self.operators = tuple(operators if operators is not None else GENERIC)
+        """``operators``: exactly these (default: the generic ones, then each env's kit's own); ``extra``:
+        opt-in operators added after the generic ones (``operators+lenient``)."""
+        self.operators = tuple(operators if operators is not None else GENERIC) + tuple(extra)
         self.with_kit_operators = operators is None
         self.max_operators = max(1, min(max_operators, MAX_OPERATORS))
 

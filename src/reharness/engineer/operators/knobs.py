@@ -1,12 +1,12 @@
 """Harness-config knobs as operators: config edits a patch can make through hooks.
 
 A patch is an overlay of hooks on the baseline's harness (paired reruns keep the baseline's
-:class:`~reharness.runtime.harness.HarnessConfig`, which is what keeps Δ_B paired), so a "config edit" in
-a repair program is a knob whose hook reproduces what the config field would do: ``show_admissible`` lists
-the admissible actions before a decision (like ``HarnessConfig.show_admissible``), ``step_warning`` says
-how many steps are left (a step-budget notice, like a harness that shows the remaining turns). They are not
-in the teacher's pool (:data:`~reharness.engineer.operators.registry.OPERATORS`): only repair programs use
-them, so they are repairs the teacher's heuristic selection never picks.
+:class:`~reharness.runtime.harness.HarnessConfig`, which is what keeps Δ_B paired), so a "config edit" in a
+repair program is a knob whose hook reproduces what the config field would do: ``show_admissible`` lists the
+admissible actions before a decision (like ``HarnessConfig.show_admissible``), ``step_warning`` says how many
+steps are left (a step-budget notice, like a harness that shows the remaining turns). They are not in the
+teacher's pool (:data:`~reharness.engineer.operators.registry.GENERIC` and the kits' own): only repair
+programs use them, so they are repairs the teacher's heuristic selection never picks.
 """
 
 from __future__ import annotations

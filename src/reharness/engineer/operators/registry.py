@@ -17,6 +17,7 @@ from reharness.engineer.operators.common import (
     SnapToAdmissible,
 )
 from reharness.engineer.operators.knobs import ShowAdmissible, StepWarning
+from reharness.engineer.operators.lenient import LENIENT_OPERATORS
 from reharness.envs.registry import BUILTIN_KITS, find_kit
 
 #: The generic operators, in a stable order; they read only the generic ``ctx``.
@@ -29,6 +30,10 @@ GENERIC: tuple[Operator, ...] = (
 )
 #: Harness-config knobs (:mod:`.knobs`): usable in repair programs, not in the teacher's pool.
 KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())
+#: The lenient operators (:mod:`.lenient`: repairs of replies that yield no action) are generic and opt-in
+#: (``--engineer operators+lenient``): in the default pool they would change the teacher's choices on packets
+#: of targets that know the protocol.
+LENIENT: tuple[Operator, ...] = LENIENT_OPERATORS
 
 
 def shipped_operators() -> tuple[Operator, ...]:
@@ -38,7 +43,7 @@ def shipped_operators() -> tuple[Operator, ...]:
 
 
 def _by_name() -> dict[str, Operator]:
-    return {op.name: op for op in shipped_operators() + KNOBS}
+    return {op.name: op for op in shipped_operators() + KNOBS + LENIENT}
 
 
 def kit_operators(env: str | None) -> tuple[Operator, ...]:
@@ -49,7 +54,7 @@ def kit_operators(env: str | None) -> tuple[Operator, ...]:
 
 def get_operator(name: str, env: str | None = None) -> Operator:
     """The operator (or config knob) called ``name``: a shipped one, or one of ``env``'s kit."""
-    own = {op.name: op for op in GENERIC + KNOBS + kit_operators(env)}
+    own = {op.name: op for op in GENERIC + KNOBS + LENIENT + kit_operators(env)}
     if name in own:
         return own[name]
     shipped = _by_name()

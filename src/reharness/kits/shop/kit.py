@@ -8,9 +8,18 @@ from reharness.kits.shop.operators import PurchaseGuard, SearchDedupe, StallBrea
 from reharness.kits.shop.r1 import ShopAdapter
 from reharness.kits.shop.tiny import TINY
 
+#: lenient_extract: an action written anywhere in a reply that yields none (a pretrained target's prose)
+LENIENT_PATTERN = """        found = re.search(r"\\b(search|click)\\s*\\[([^\\]\\n]{1,200})\\]", line, re.I)
+        if found:
+            nb["extracted"] = nb.get("extracted", 0) + 1
+            verb, value = found.group(1).lower(), found.group(2).strip()
+            return {"type": "rewrite_action", "action": verb + "[" + value + "]"}
+"""
+
 #: How the generic operators are tuned to shop.
 OPERATOR_SETTINGS: dict[str, dict[str, Any]] = {
-    "snap_to_admissible": {"skip_prefix": "search["},  # searches are free text: only clicks are snapped
+    "snap_to_admissible": {"skip_prefix": "search["},
+    "lenient_extract": {"pattern_code": LENIENT_PATTERN},  # searches are free text: only clicks are snapped
     "loop_breaker": {
         "advice": "Do something different: search with other keywords, open another product, or buy the "
         "current product if it matches the task."

@@ -23,7 +23,6 @@ solver asked, each step's ``info``) the step where an episode left it.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from reharness.core.errors import EnvError, did_you_mean
@@ -31,8 +30,8 @@ from reharness.envs.base import SPLITS, Task, TextEnv, Transition
 from reharness.kits.requirements import require_java, require_module
 from reharness.kits.scienceworld.jvm import ScienceWorldJvm
 from reharness.kits.scienceworld.variations import SPLIT_COUNTS, variations
+from reharness.kits.text_games import GoldPathGame
 
-TOOL_NAME = "take_action"
 AMBIGUOUS = "Ambiguous request"
 #: How the JAR answers a command it cannot parse or match to objects.
 INVALID_PREFIXES = ("Unknown action", "No known action matches")
@@ -71,7 +70,7 @@ def canonical_text(text: str) -> str:
     return "\n".join(out)
 
 
-class ScienceWorldEnv(TextEnv):
+class ScienceWorldEnv(GoldPathGame, TextEnv):
     """ScienceWorld (see module docstring)."""
 
     name: ClassVar[str] = "scienceworld"
@@ -192,10 +191,6 @@ class ScienceWorldEnv(TextEnv):
         return rng.choice(self.valid_actions())
 
     # ------------------------------------------------------------------ the gold-path solver
-    def _on_gold(self) -> bool:
-        assert self._gold is not None
-        return self._history == self._gold[: len(self._history)]
-
     def gold_path(self) -> list[str]:
         """The task's gold action sequence from the start (the JAR generates it on a reload)."""
         if self._gold is None:
@@ -211,51 +206,13 @@ class ScienceWorldEnv(TextEnv):
                 )
         return list(self._gold)
 
-    def _gold_report(self) -> dict[str, Any]:
-        return {} if self._gold is None else {"gold_path_left_at": self._left_gold_at}
-
-    @property
-    def gold_path_left_at(self) -> int | None:
-        """The step where the episode left the gold path (None: on it, or the gold path was never asked for).
-
-        Not in ``runtime_state`` on purpose: hooks must not learn whether the agent is on the gold path."""
-        return self._left_gold_at
-
-    def expert_action(self) -> str:
-        gold = self.gold_path()
-        position = len(self._history)
-        return gold[position] if position < len(gold) else "look around"
-
     # ------------------------------------------------------------------ tool-calling protocol
     def tools(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": TOOL_NAME,
-                    "description": "Run one ScienceWorld command, e.g. 'look around', 'go to kitchen', "
-                    "'pick up thermometer', 'focus on water', 'wait1', or the number that answers a "
-                    "disambiguation question.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"action": {"type": "string", "description": "the command text"}},
-                        "required": ["action"],
-                        "additionalProperties": False,
-                    },
-                },
-            }
-        ]
-
-    def action_from_tool_call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        if name != TOOL_NAME:
-            raise ValueError(f"scienceworld has one tool, {TOOL_NAME!r}; got a call to {name!r}")
-        action = arguments.get("action") if isinstance(arguments, Mapping) else None
-        if not isinstance(action, str) or not action.strip():
-            raise ValueError(f"{TOOL_NAME} needs a non-empty string argument 'action', got {arguments!r}")
-        return action
-
-    def tool_call_from_action(self, action: str) -> tuple[str, dict[str, Any]]:
-        return TOOL_NAME, {"action": action}
+        return self.command_tool(
+            "Run one ScienceWorld command, e.g. 'look around', 'go to kitchen', "
+            "'pick up thermometer', 'focus on water', 'wait1', or the number that answers a "
+            "disambiguation question."
+        )
 
     # ------------------------------------------------------------------ hook views (Harness-R1 ctx)
     def runtime_state(self) -> dict[str, Any]:

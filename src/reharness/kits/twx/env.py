@@ -16,14 +16,13 @@ which may no longer apply.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from reharness.core.errors import EnvError, did_you_mean
 from reharness.envs.base import Task, TextEnv, Transition
+from reharness.kits.text_games import GoldPathGame
 from reharness.kits.twx.jvm import FOLDS, TwxBackend
 
-TOOL_NAME = "take_action"
 _LOCATION = re.compile(r"You are in the ([^.]+)\.")
 
 
@@ -36,7 +35,7 @@ def _normalise(action: str, valid: list[str]) -> str:
     return next((a for a in valid if a.lower() == lowered), command)
 
 
-class TwxEnv(TextEnv):
+class TwxEnv(GoldPathGame, TextEnv):
     """A TextWorldExpress game (subclasses fix ``game``; ``game_params`` is TWX's generation string)."""
 
     game: ClassVar[str] = ""
@@ -155,10 +154,6 @@ class TwxEnv(TextEnv):
         return list(self._valid)
 
     # ------------------------------------------------------------------ the gold-path solver
-    def _on_gold(self) -> bool:
-        assert self._gold is not None
-        return self._history == self._gold[: len(self._history)]
-
     def gold_path(self) -> list[str]:
         """The game's gold action sequence from the start (without the leading ``look around``)."""
         if self._gold is None:
@@ -176,50 +171,12 @@ class TwxEnv(TextEnv):
                 self._left_gold_at = played + 1
         return list(self._gold)
 
-    def _gold_report(self) -> dict[str, Any]:
-        return {} if self._gold is None else {"gold_path_left_at": self._left_gold_at}
-
-    @property
-    def gold_path_left_at(self) -> int | None:
-        """The step where the episode left the gold path (None: on it, or the gold path was never asked for).
-
-        Not in ``runtime_state`` on purpose: hooks must not learn whether the agent is on the gold path."""
-        return self._left_gold_at
-
-    def expert_action(self) -> str:
-        gold = self.gold_path()
-        position = len(self._history)
-        return gold[position] if position < len(gold) else "look around"
-
     # ------------------------------------------------------------------ tool-calling protocol
     def tools(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": TOOL_NAME,
-                    "description": f"Run one {self.game} command, e.g. 'look around', 'move north', "
-                    "'take coin', 'open door to east'. Prefer one of the currently valid actions.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {"action": {"type": "string", "description": "the command text"}},
-                        "required": ["action"],
-                        "additionalProperties": False,
-                    },
-                },
-            }
-        ]
-
-    def action_from_tool_call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        if name != TOOL_NAME:
-            raise ValueError(f"{self.name} has one tool, {TOOL_NAME!r}; got a call to {name!r}")
-        action = arguments.get("action") if isinstance(arguments, Mapping) else None
-        if not isinstance(action, str) or not action.strip():
-            raise ValueError(f"{TOOL_NAME} needs a non-empty string argument 'action', got {arguments!r}")
-        return action
-
-    def tool_call_from_action(self, action: str) -> tuple[str, dict[str, Any]]:
-        return TOOL_NAME, {"action": action}
+        return self.command_tool(
+            f"Run one {self.game} command, e.g. 'look around', 'move north', "
+            "'take coin', 'open door to east'. Prefer one of the currently valid actions."
+        )
 
     # ------------------------------------------------------------------ hook views (Harness-R1 ctx)
     def runtime_state(self) -> dict[str, Any]:

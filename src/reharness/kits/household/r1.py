@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from reharness.runtime.r1.adapter import Proposal, R1Adapter
+from reharness.runtime.r1.adapter import Proposal, R1Adapter, trailing_run
 
 ACTIONS_WINDOW = 6
 OBSERVATIONS_WINDOW = 4
@@ -102,15 +102,6 @@ class WorldModel:
         }
 
 
-def _trailing_run(entries: list[str], value: str) -> int:
-    run = 0
-    for entry in reversed(entries):
-        if entry != value:
-            break
-        run += 1
-    return run
-
-
 class HouseholdAdapter(R1Adapter):
     """ALFWorld's ctx: ``action``, ``state``, ``task``, ``predicates``, ``history``, ``world`` and extras."""
 
@@ -157,8 +148,8 @@ class HouseholdAdapter(R1Adapter):
         remaining = self.remaining(hook, step)
         state = {
             "nothing_happens_count": sum("nothing happens" in o for o in self.observations),
-            "repeated_observation_count": _trailing_run(self.observations, current) if current else 0,
-            "repeated_action_count": _trailing_run(self.actions, normalized) if normalized else 0,
+            "repeated_observation_count": trailing_run(self.observations, current) if current else 0,
+            "repeated_action_count": trailing_run(self.actions, normalized) if normalized else 0,
             "invalid_action_count": 0,
             "remaining_steps": remaining,
         }

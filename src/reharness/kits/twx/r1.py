@@ -15,22 +15,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reharness.runtime.r1.adapter import Proposal, R1Adapter
+from reharness.runtime.r1.adapter import Proposal, R1Adapter, trailing_run
 
 ACTIONS_WINDOW = 6
 OBSERVATIONS_WINDOW = 4
 INVALID_MARKERS = ("unknown action", "no known action matches", "nothing happens")
 _ROOM = re.compile(r"you are in the ([a-z -]+)\.")
 _EXIT = re.compile(r"to the (?:north|south|east|west) you see the ([a-z -]+)\.")
-
-
-def _trailing_run(entries: list[str], value: str) -> int:
-    run = 0
-    for entry in reversed(entries):
-        if entry != value:
-            break
-        run += 1
-    return run
 
 
 class TextGameAdapter(R1Adapter):
@@ -94,8 +85,8 @@ class TextGameAdapter(R1Adapter):
         invalid = sum(any(m in o for m in INVALID_MARKERS) for o in self.observations)
         state = {
             "nothing_happens_count": invalid,
-            "repeated_observation_count": _trailing_run(self.observations, current) if current else 0,
-            "repeated_action_count": _trailing_run(self.actions, normalized) if normalized else 0,
+            "repeated_observation_count": trailing_run(self.observations, current) if current else 0,
+            "repeated_action_count": trailing_run(self.actions, normalized) if normalized else 0,
             "invalid_action_count": invalid,
             "remaining_steps": remaining,
         }

@@ -46,6 +46,16 @@ class Proposal:
         return replace(self, final=final)
 
 
+def trailing_run(entries: list[str], value: str) -> int:
+    """How many of the last ``entries`` equal ``value`` in a row (repeat counters of the official ctx)."""
+    run = 0
+    for entry in reversed(entries):
+        if entry != value:
+            break
+        run += 1
+    return run
+
+
 class R1Adapter:
     """Shared bookkeeping of the benchmark adapters; a subclass names its benchmark and conventions."""
 

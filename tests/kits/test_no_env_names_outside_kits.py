@@ -2,7 +2,8 @@
 
 The registry's list of built-ins (``envs/registry.py``) is the one exception. What counts as naming one: the
 words ``household`` / ``shop`` anywhere (code, docstrings, comments), a built-in tiny agent's name
-(``db-S``), a kit's module path, a quoted ``"db"`` / ``"apps"``, and an ``env == "code"``-style comparison.
+(``db-S``), a kit's module path, the word ``apps``, a quoted ``"db"`` / ``"apps"`` (or ``db`` in
+backquotes), and an ``env == "code"``-style comparison.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ PATTERNS = [
     re.compile(rf"\b({NAMES})-(S|M)\b"),
     re.compile(rf"\bkits\.({NAMES})\b"),
     re.compile(r"[\"'](db|apps)[\"']"),
+    re.compile(r"\bapps\b|``db``"),
     re.compile(rf"\b(env|env_name|name|benchmark)\s*(==|!=|in)\s*\(?[\"']({NAMES})[\"']"),
 ]
 
@@ -39,7 +41,7 @@ def test_no_module_outside_a_kit_names_a_builtin_environment() -> None:
     assert offending_lines() == []
 
 
-def test_the_check_sees_a_violation(tmp_path: Path) -> None:
+def test_the_check_sees_a_violation() -> None:
     """The patterns catch the ways the core used to name environments (so the test above can fail)."""
     samples = [
         'if record.env == "shop":',

@@ -195,7 +195,7 @@ class TextEnv(gymnasium.Env[str, str]):
 
     @classmethod
     def run_metrics(cls, results: Sequence[tuple[str, bool]]) -> dict[str, Any]:
-        """Env-specific metrics of a run from its ``(task_id, success)`` pairs (apps: TGC, SGC); none here."""
+        """Env-specific metrics of a run from its ``(task_id, success)`` pairs (e.g. TGC, SGC); none here."""
         return {}
 
     @property

@@ -107,7 +107,7 @@ class EnvKit:
 
     def run_metrics(self, results: Sequence[tuple[str, bool]]) -> dict[str, Any]:
         """Environment-specific metrics of a run from its ``(task_id, success)`` pairs (the env class's
-        ``run_metrics``, e.g. apps' TGC/SGC); none when the environment defines none."""
+        ``run_metrics``, e.g. task and scenario goal completion); none when the environment defines none."""
         return run_metrics_of(self.env_factory(), results)
 
     def harness_text(self, name: str | None = None) -> str | None:

@@ -19,6 +19,7 @@ or :class:`~reharness.core.errors.UnknownNameError` that names the kit and the f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -67,6 +68,7 @@ BUILTIN_ENVS: dict[str, EnvSpec] = {
 
 _REGISTERED: dict[str, EnvKit] = {}
 _LOADED: dict[str, EnvKit] = {}
+_MISSING: set[str] = set()
 
 
 # ---------------------------------------------------------------------------------------------- registration
@@ -75,6 +77,7 @@ def register_kit(kit: EnvKit, source: str = "register_kit") -> EnvKit:
     kit = _checked(kit if kit.source != "user" else kit.with_source(source), kit.name)
     _REGISTERED[kit.name] = kit
     _LOADED.pop(kit.name, None)
+    _MISSING.discard(kit.name)
     if kit.gym_id and kit.gym_id not in gymnasium.registry:
         gymnasium.register(id=kit.gym_id, entry_point=kit.env, disable_env_checker=True)
     return kit
@@ -111,15 +114,19 @@ def get_kit(name: str) -> EnvKit:
     kit = _find(name)
     _LOADED[name] = kit
     _LOADED.setdefault(kit.name, kit)
+    _MISSING.discard(kit.name)
     return kit
 
 
 def find_kit(name: str) -> EnvKit | None:
     """:func:`get_kit`, or ``None`` when ``name`` names no kit (records of a kit that is not installed here:
     readers fall back to the generic behaviour)."""
+    if name in _MISSING:
+        return None
     try:
         return get_kit(name)
     except (UnknownNameError, ConfigError):
+        _MISSING.add(name)  # readers ask once per step or record: resolve (and scan entry points) once
         return None
 
 
@@ -206,7 +213,8 @@ def _checked(kit: EnvKit, where: str) -> EnvKit:
     return kit
 
 
-def _direction_names() -> set[str] | None:
+@functools.cache
+def _direction_names() -> frozenset[str] | None:
     """The shipped repair directions (read from the pool's data file without importing the pool layer)."""
     from importlib import resources
 
@@ -217,7 +225,9 @@ def _direction_names() -> set[str] | None:
     except (FileNotFoundError, ModuleNotFoundError):  # pragma: no cover - shipped file
         return None
     data = yaml.safe_load(text) or {}
-    return {str(d["name"]) for d in data.get("directions", []) if isinstance(d, dict) and "name" in d}
+    return frozenset(
+        str(d["name"]) for d in data.get("directions", []) if isinstance(d, dict) and "name" in d
+    )
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ DESCRIPTIONS: dict[FailureCode, str] = {
     "token, wrong password)",
     FailureCode.CODE_ERROR: "the agent's code raised an exception other than an API error, or ran past its "
     "time limit",
-    FailureCode.COLLATERAL_DAMAGE: "the agent changed data the task did not ask to change (apps: the "
+    FailureCode.COLLATERAL_DAMAGE: "the agent changed data the task did not ask to change (a "
     "no-collateral-damage test failed)",
 }
 

@@ -245,7 +245,7 @@ class Patch:
     # --- harness-r1-patch-v1 -----------------------------------------------------------------------------
     def to_harness_r1(self) -> dict[str, Any]:
         """Export as Harness-R1's ``harness-r1-patch-v1`` (needs ``env``: the format names a benchmark; an
-        env without a Harness-R1 benchmark, such as ``code`` or ``apps``, is named as itself and reads back as
+        env without a Harness-R1 benchmark is named as itself and reads back as
         itself)."""
         if self.env is None:
             fix = f"set env to one of {', '.join(ENV_NAMES)} before exporting"
@@ -368,7 +368,9 @@ def _from_harness_r1(data: Mapping[str, Any], source: str, dialect: str) -> Patc
         raise format_error(source, "actions", "Harness-R1 needs a non-empty list", fix, "empty_patch")
     env = _env(data.get("benchmark"), source, "benchmark")
     if dialect == "r1" and env is None:
-        fix = "set benchmark to webshop, alfworld or dbbench (Harness-R1 compiles hooks per benchmark)"
+        fix = (
+            f"set benchmark to one of {', '.join(r1_benchmarks())} (Harness-R1 compiles hooks per benchmark)"
+        )
         raise format_error(source, "benchmark", "missing", fix, "missing_field")
     return Patch(
         hooks,

@@ -7,7 +7,7 @@ check ``complete(reply_so_far)`` that is true once the reply holds a whole actio
 ``end_at_action`` stops there (the request's ``complete``; remote backends ignore it):
 
 - ``text``: a line ``Action: …`` ended by a newline;
-- ``raw`` (DBBench v0.2, apps, code): a fenced code block closed, or a ``Final Answer: …`` line ended;
+- ``raw`` (DBBench v0.2, agent-written code): a fenced code block closed, or a ``Final Answer: …`` line ended;
 - ``tools``: a ``</tool_call>`` closed.
 
 An env may define its own ``reply_complete(text) -> bool``, which wins. A reply cut at the check parses as

@@ -3,8 +3,8 @@
 Order matters (REFERENCE.md §6 §5.3): rlimits → ``no_new_privs`` → Landlock → seccomp, so each step may still
 use the syscalls the next one denies. :func:`set_pdeathsig` runs first of all, before the config is read.
 
-Callers: the patch sandbox's hook worker and the ``apps`` env's code interpreter (nothing writable, both
-through :func:`.workerlib.load_confine`), and the ``code`` environment's test runner, whose
+Callers: the patch sandbox's hook worker and an environment's code interpreter (nothing writable, both
+through :func:`.workerlib.load_confine`), and an environment's test runner, whose
 ``config["writable"]`` directory (the scratch copy of the repository under test) is writable beneath it
 through Landlock; seccomp then allows the file-writing syscalls, but only when Landlock confines them to
 that directory (without Landlock every write stays denied). The module lives in ``core.sandbox`` so the

@@ -2,7 +2,8 @@
 
 Each reads only generic ``ctx`` fields (``action``, ``admissible``, ``history``, ``counters``, ``task``,
 ``step``) and keeps its own bookkeeping in ``nb`` under its own keys. Effects respect what the environment
-honours: in ``db`` (block and hint only) the loop breaker cannot force, and there is nothing to snap to.
+honours (``TextEnv.honoured_effects``): where only block and hint are honoured the loop breaker cannot force;
+each kit tunes them (``EnvKit.operator_settings``) and says which apply (``EnvKit.generic_operators``).
 """
 
 from __future__ import annotations

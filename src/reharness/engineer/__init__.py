@@ -12,11 +12,8 @@ Proposers:
 - :mod:`.program`: repair programs: a compact reply language a tiny engineer writes, compiled to hook code;
 - :mod:`.program_prefix`: whether a partial reply can still become a valid program (constrained decoding).
 
-Judging candidates, and the Harness-R1 loop at inference time:
+The Harness-R1 loop at inference time (candidates are judged by :mod:`reharness.measure`):
 
-- :mod:`.baseline`: frozen targets and cached baselines: what a patch is compared against, paid for once;
-- :mod:`.paired`: paired evaluation: rerun the frozen target with a patch on the baseline's tasks and seeds;
-- :mod:`.prefix`: prefix reuse: replay a baseline's model outputs until a patched episode diverges;
 - :mod:`.improve`: the loop of ``reharness improve``;
 - :mod:`.improve_result`: ``reharness improve``'s validated config and result, shared by loop and reports;
 - :mod:`.report`: ``reharness improve``'s candidate table (CSV) and Markdown report.

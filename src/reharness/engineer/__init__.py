@@ -29,8 +29,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from reharness.engineer.base import ENGINEER_SPECS, Engineer, Proposal, error_counts
-from reharness.engineer.factory import make_engineer
+from reharness.engineer.base import Engineer, Proposal, error_counts
+from reharness.engineer.factory import ENGINEER_SPECS, ENGINEERS, make_engineer
 
 if TYPE_CHECKING:
     from reharness.engineer.llm import LLMEngineer
@@ -46,6 +46,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "ENGINEERS",
     "ENGINEER_SPECS",
     "GENERIC",
     "Engineer",

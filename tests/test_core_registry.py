@@ -12,7 +12,7 @@ def _engines() -> Registry[str]:
     reg: Registry[str] = Registry("engine", hint="ENGINE:ARG takes an argument")
     reg.add("fast", "F", aliases=("quick",))
     reg.register("slow")("S")
-    reg.add("llm:", "L", metavar="llm:BACKEND")
+    reg.add("llm:", "L", metavar="llm:BACKEND", prefix=True)
     return reg
 
 
@@ -42,6 +42,19 @@ def test_unknown_names_read_the_same_and_list_close_matches() -> None:
     assert "did you mean 'fast'" in err.value.hint and "ENGINE:ARG takes an argument" in err.value.hint
     custom = reg.unknown("zzz", known=["a", "b"], hint="or pass a path")
     assert custom.message == "unknown engine 'zzz'" and custom.hint == "known: a, b; or pass a path"
+
+
+def test_a_name_ending_in_a_colon_is_plain_unless_registered_as_a_prefix() -> None:
+    reg: Registry[str] = Registry("kit")
+    reg.add("pkg:", "P")
+    assert reg.get("pkg:") == "P" and "pkg:x" not in reg
+
+
+def test_the_longest_prefix_wins() -> None:
+    reg: Registry[str] = Registry("spec")
+    reg.add("a:", "A", prefix=True)
+    reg.add("a:b:", "AB", prefix=True)
+    assert reg.resolve("a:b:c") == ("a:b:", "AB", "c") and reg.resolve("a:c") == ("a:", "A", "c")
 
 
 def test_twice_is_an_error_unless_replacing() -> None:

@@ -8,7 +8,7 @@ lookup accepts (:meth:`Registry.describe`).
 Besides plain names a registry knows:
 
 - **aliases**: other spellings of a name (``self_refine`` for ``self-refine``); listed nowhere, accepted;
-- **prefix names**: a name ending in ``:`` (``llm:``) takes an argument (``llm:openai:gpt-4o@URL``);
+- **prefix names** (``prefix=True``): ``llm:`` takes an argument (``llm:openai:gpt-4o@URL``);
   :meth:`Registry.resolve` returns the entry and the argument. ``metavar`` is how listings show it
   (``llm:BACKEND``).
 """
@@ -34,6 +34,7 @@ class Registry(Generic[T]):
         self._entries: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
         self._metavars: dict[str, str] = {}
+        self._prefixes: list[str] = []  # longest first: the most specific prefix wins
 
     # ------------------------------------------------------------------------------------------ registration
     def add(
@@ -43,9 +44,10 @@ class Registry(Generic[T]):
         *,
         aliases: Iterable[str] = (),
         metavar: str | None = None,
+        prefix: bool = False,
         replace: bool = False,
     ) -> T:
-        """Register ``entry`` as ``name`` (a name ending in ``:`` is a prefix taking an argument).
+        """Register ``entry`` as ``name`` (``prefix``: ``name`` followed by an argument names it).
 
         A name (or alias) registered twice is an error unless ``replace`` (a re-registration in a process)."""
         aliases = tuple(aliases)
@@ -56,24 +58,26 @@ class Registry(Generic[T]):
         self._aliases.update(dict.fromkeys(aliases, name))
         if metavar:
             self._metavars[name] = metavar
+        if prefix and name not in self._prefixes:
+            self._prefixes = sorted([*self._prefixes, name], key=len, reverse=True)
         return entry
 
     def register(
-        self, name: str, *, aliases: Iterable[str] = (), metavar: str | None = None
+        self, name: str, *, aliases: Iterable[str] = (), metavar: str | None = None, prefix: bool = False
     ) -> Callable[[T], T]:
         """Decorator form of :meth:`add`."""
-        return lambda entry: self.add(name, entry, aliases=aliases, metavar=metavar)
+        return lambda entry: self.add(name, entry, aliases=aliases, metavar=metavar, prefix=prefix)
 
     # ------------------------------------------------------------------------------------------ lookup
     def lookup(self, name: str) -> tuple[str, T, str] | None:
         """``(registered name, entry, argument)`` of ``name``, or ``None``; the argument is what follows a
         prefix name (``""`` for a plain name). An exact name wins over a prefix, which needs an argument."""
         key = self._aliases.get(name, name)
-        if key in self._entries and not key.endswith(":"):
+        if key in self._entries and key not in self._prefixes:
             return key, self._entries[key], ""
-        for prefix, entry in self._entries.items():
-            if prefix.endswith(":") and name.startswith(prefix) and name[len(prefix) :].strip():
-                return prefix, entry, name[len(prefix) :].strip()
+        for prefix in self._prefixes:
+            if name.startswith(prefix) and name[len(prefix) :].strip():
+                return prefix, self._entries[prefix], name[len(prefix) :].strip()
         return None
 
     def resolve(self, name: str) -> tuple[str, T, str]:

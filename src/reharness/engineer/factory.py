@@ -59,8 +59,8 @@ ENGINEERS: Registry[EngineerKind] = Registry("engineer", hint="llm:BACKEND takes
 ENGINEERS.add("operators", EngineerKind("operators", _operators))
 ENGINEERS.add("operators+lenient", EngineerKind("operators", _operators, backend="lenient"))
 ENGINEERS.add("self-refine", EngineerKind("self-refine", _self_refine), aliases=("self_refine", "selfrefine"))
-ENGINEERS.add("llm:", EngineerKind("llm", _llm), metavar="llm:BACKEND")
-ENGINEERS.add("hf:", EngineerKind("llm", _llm, backend_prefix="hf:"), metavar="hf:PATH")
+ENGINEERS.add("llm:", EngineerKind("llm", _llm), metavar="llm:BACKEND", prefix=True)
+ENGINEERS.add("hf:", EngineerKind("llm", _llm, backend_prefix="hf:"), metavar="hf:PATH", prefix=True)
 #: The specs as help texts show them (``llm:BACKEND``).
 ENGINEER_SPECS: tuple[str, ...] = ENGINEERS.shown()
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import gymnasium
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.core.registry import Registry
 from reharness.envs.kit import EnvKit, import_object
@@ -278,6 +279,6 @@ def env_class(name: str) -> Callable[..., Any]:
     return get_kit(name).env_factory()
 
 
-def make_env(name: str, **kwargs: Any) -> Any:
+def make_env(name: str, **kwargs: Any) -> TextEnvLike:
     """Construct an environment by name, gymnasium id, ``gym:ID`` or ``module:attribute`` (unwrapped)."""
     return get_kit(name).make(**kwargs)

@@ -3,7 +3,8 @@
 Proposers:
 
 - :mod:`.base`: :class:`Engineer`, :class:`Proposal`;
-- :mod:`.factory`: :func:`make_engineer` (specs ``operators``, ``self-refine``, ``llm:BACKEND``);
+- :mod:`.factory`: the spec registry :data:`ENGINEERS` and :func:`make_engineer` (``operators``,
+  ``self-refine``, ``llm:BACKEND``, ...);
 - :mod:`.operators`: the repair-operator library and :class:`OperatorEngineer` (the built-in teacher);
 - :mod:`.self_refine`: :class:`SelfRefineEngineer`, the fixed-rule Self-Refine baseline;
 - :mod:`.llm`: the prompted engineer :class:`LLMEngineer` on any model backend;

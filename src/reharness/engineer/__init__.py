@@ -3,7 +3,8 @@
 Proposers:
 
 - :mod:`.base`: :class:`Engineer`, :class:`Proposal`;
-- :mod:`.factory`: :func:`make_engineer` (specs ``operators``, ``self-refine``, ``llm:BACKEND``);
+- :mod:`.factory`: the spec registry :data:`ENGINEERS` and :func:`make_engineer` (``operators``,
+  ``self-refine``, ``llm:BACKEND``, ...);
 - :mod:`.operators`: the repair-operator library and :class:`OperatorEngineer` (the built-in teacher);
 - :mod:`.self_refine`: :class:`SelfRefineEngineer`, the fixed-rule Self-Refine baseline;
 - :mod:`.llm`: the prompted engineer :class:`LLMEngineer` on any model backend;
@@ -26,8 +27,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from reharness.engineer.base import ENGINEER_SPECS, Engineer, Proposal, error_counts
-from reharness.engineer.factory import make_engineer
+from reharness.engineer.base import Engineer, Proposal, error_counts
+from reharness.engineer.factory import ENGINEER_SPECS, ENGINEERS, make_engineer
 
 if TYPE_CHECKING:
     from reharness.engineer.llm import LLMEngineer
@@ -43,6 +44,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "ENGINEERS",
     "ENGINEER_SPECS",
     "GENERIC",
     "Engineer",

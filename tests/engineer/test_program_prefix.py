@@ -14,7 +14,6 @@ VIABLE = [
     "<program>snap",
     "<program>snap_to_admissible(cut",
     "<program>snap_to_admissible(cutoff=0.",
-    "<program>snap_to_admissible(cutoff=-",
     "<program>snap_to_admissible(cutoff=0.75, fallback=no",
     "<program>snap_to_admissible(cutoff=0.75)</pro",
     "<program>snap_to_admissible(cutoff=0.75) i",
@@ -54,6 +53,12 @@ DEAD = [
     "<program>snap_to_admissible(cutoff=0.75)</program>x",  # only the end may follow the closing tag
     "<program>snap_to_admissible(cutoff=0.75)</program>\n",
     "<program>snap_to_admissible(cutoff=0.75,   ",  # runaway whitespace
+    "<program>snap_to_admissible(cutoff=-",  # no allowed cutoff is negative: a dead end, not a prefix
+    "<program>snap_to_admissible(cutoff = -",
+    "<program>snap_to_admissible(cutoff  =",  # a run of blanks inside a call
+    "<program>snap_to_admissible(  cutoff",
+    "<program>snap_to_admissible(cutoff=0.75,\nfallback",  # a newline inside a call
+    "<program>snap_to_admissible(cutoff=0.75 ,  fallback=none)",
 ]
 COMPLETE = [
     "<program>snap_to_admissible(cutoff=0.75)</program>",
@@ -78,6 +83,17 @@ def test_a_finished_reply_must_parse_and_compile(text: str) -> None:
     assert viable(text, True) and viable(text, False)
     assert program_patch(program_text(text) or "", "shop").metadata["language"] == "repair-program-v1"
     assert not viable(text.replace("cutoff=0.75", "cutoff=0.75, cutoff=0.8"), True)
+
+
+def test_one_blank_between_a_calls_tokens_is_allowed_not_a_run_of_them() -> None:
+    """Seed 1 at lr 1e-3 ended 32 of its last 40 GRPO samples inside ``cutoff = -`` after runs of blanks:
+    inside a call, blanks come one at a time, and a sign starts only a value some parameter allows."""
+    one = "<program>snap_to_admissible(cutoff = 0.75, fallback = none)</program>"
+    assert viable_program_reply(one, "shop", final=True)
+    for run in ("  ", " " * 8, " \n", "\t"):
+        assert not viable_program_reply(f"<program>snap_to_admissible(cutoff{run}", "shop")
+        assert not viable_program_reply(f"<program>snap_to_admissible(cutoff={run}", "shop")
+    assert viable_program_reply("<program>snap_to_admissible(cutoff=0.75)  ;", "shop")  # outside a call
 
 
 def test_the_grammar_is_per_environment() -> None:

@@ -40,6 +40,9 @@ _ODD_SPACE = re.compile(r"[^\S \n\t]")  # whitespace other than a blank, a newli
 MAX_NUMBER_CHARS = 6  # the longest numeric literal the operators' spaces and ranges need ("0.8125")
 MAX_NAME_CHARS = 40  # the longest name a condition compares a str field with
 _PARTIAL = re.compile(r"^[-!]$")  # the start of a negative number or of "!="
+#: inside a call's parentheses the only blank is one space between tokens (``fallback=block, cutoff=0.7``):
+#: a sampled reply could otherwise spend its budget on blanks inside an unfinished call
+_CALL_BLANKS = re.compile(r"\s\s|[^ \S]")
 
 
 @lru_cache(maxsize=8)
@@ -66,6 +69,8 @@ def _value_ok(op: Operator, key: str, kind: str, text: str, partial: bool, env: 
     if partial:  # digits only add magnitude: the integer part must still fit under the largest value
         numbers = [v for v in space if isinstance(v, int | float) and not isinstance(v, bool)]
         numbers += list(op.ranges.get(key, ()))
+        if text.startswith("-") and not any(v < 0 for v in numbers):  # a sign no allowed value has
+            return False
         whole = text.lstrip("-").split(".")[0] or "0"
         if all(isinstance(v, int) for v in numbers):  # an integer: some allowed value must start so
             allowed = {v for v in space if isinstance(v, int) and not isinstance(v, bool)}
@@ -110,8 +115,19 @@ def _parses(body: str, env: str) -> bool:
     return True
 
 
+def _call_blanks_ok(body: str) -> bool:
+    """Whether every call's parentheses (closed or still open) hold at most one plain blank in a row."""
+    for start in (m.end() for m in re.finditer(r"\(", body)):
+        close = body.find(")", start)
+        if _CALL_BLANKS.search(body[start : close if close >= 0 else len(body)]):
+            return False
+    return True
+
+
 def _prefix_ok(body: str, env: str) -> bool:
     """Whether the unfinished program ``body`` (no closing tag yet) has a valid continuation."""
+    if not _call_blanks_ok(body):
+        return False
     repairs, fields = _grammar(env)
     tokens: list[tuple[str, str]] = []
     pos, end, dangling = 0, len(body), ""

@@ -176,3 +176,38 @@ def test_the_contested_stream_keeps_packets_whose_teacher_candidates_scored_diff
     assert len(rows("contested")) == len(train)
     with pytest.raises(ConfigError, match="packets"):
         GRPOStageConfig.build(data="d", sft="s", out="o", packets="some")
+
+
+def test_shuffled_reward_control_permutes_each_groups_measured_rewards(
+    micro_data: Path, tmp_path: Path
+) -> None:
+    """The loss sees the group's measured Δs in a seeded random order: same multiset, other replies."""
+    from types import SimpleNamespace
+
+    rows = packet_rows(read_records(micro_data), "train")[:2]
+    first, second = rows[0]["packet_id"], rows[1]["packet_id"]
+    completions = [_reply(SNAP), _reply(HARMFUL), _reply(SILENT), [{"role": "assistant", "content": "x"}]]
+    completions += [_reply(SNAP), _reply(HARMFUL)]
+    ids = [first] * 4 + [second] * 2
+
+    def rewards(control: Literal["none", "shuffled"], step: int, log: Path | None = None) -> list[float]:
+        reward = PairedRerunReward(
+            rows, micro_data / "runs", agents={"household": ClumsySolver()}, reward_control=control, seed=3,
+            log_path=log,
+        )  # fmt: skip
+        state = SimpleNamespace(global_step=step)
+        try:
+            return reward(prompts=[None] * 6, completions=completions, packet_id=ids, trainer_state=state)
+        finally:
+            reward.close()
+
+    measured = rewards("none", 0)
+    assert measured[0] > 0 > measured[1] and measured[2] == measured[3] == 0.0  # distinct values to permute
+    shuffled = {step: rewards("shuffled", step, tmp_path / f"{step}.jsonl") for step in range(6)}
+    for values in shuffled.values():  # every group keeps exactly its measured rewards
+        assert sorted(values[:4]) == sorted(measured[:4]) and sorted(values[4:]) == sorted(measured[4:])
+    assert any(values != measured for values in shuffled.values())  # the loss sees them permuted
+    assert len({tuple(v) for v in shuffled.values()}) > 1  # a new permutation per step
+    assert rewards("shuffled", 2) == shuffled[2]  # seeded: a resumed step permutes the same way
+    log = [json.loads(line) for line in (tmp_path / "1.jsonl").read_text().splitlines()]
+    assert [e["delta"] for e in log] == measured and [e["reward"] for e in log] == shuffled[1]

@@ -62,6 +62,8 @@ train_app = typer.Typer(
 )
 train_app.command("policy")(policy_command)
 STAGES = ("data", "sft", "grpo")
+#: where ``--stage grpo`` trains, per ``--reward-control`` (the shuffled control beside the real GRPO)
+GRPO_DIRS = {"none": "grpo", "shuffled": "grpo-shuffled"}
 #: options of a collection that may grow on a rerun (more batches); anything else must match
 _GROWABLE = {"train_batches", "valid_batches", "concurrency", "batch_concurrency", "candidate_timeout_s"}
 CONFIG_FILE = "train_config.json"
@@ -158,6 +160,13 @@ def engineer(
             "differently)."
         ),
     ] = "all",
+    reward_control: Annotated[
+        str,
+        typer.Option(
+            help="GRPO: none, or shuffled (each group's measured rewards permuted across its completions, "
+            "seeded: the same compute with no signal; trains into OUT/grpo-shuffled)."
+        ),
+    ] = "none",
     learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
     max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
     language: Annotated[
@@ -236,7 +245,8 @@ def engineer(
         from reharness.training.grpo import GRPOStageConfig, check_sft_dir
 
         stage_config = GRPOStageConfig.build(
-            data=str(out / "data"), sft=str(sft or out / "sft"), out=str(out / "grpo"), envs=envs, k=k,
+            data=str(out / "data"), sft=str(sft or out / "sft"), envs=envs, k=k,
+            reward_control=reward_control, out=str(out / GRPO_DIRS.get(reward_control, "grpo")),
             packets_per_step=packets_per_step, steps=steps or 20, max_new_tokens=max_new_tokens,
             save_steps=save_steps, seed=seed, report_to=report_to, device=device, bf16=bf16,
             use_vllm=use_vllm, vllm_mode=vllm_mode, vllm_server_base_url=vllm_server_url,

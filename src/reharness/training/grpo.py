@@ -55,6 +55,11 @@ class GRPOStageConfig(BaseModel):
         "differently (reharness.training.data.contested; all of them when none did).",
     )
     top_p: float = Field(0.95, gt=0, le=1)
+    reward_control: Literal["none", "shuffled"] = Field(
+        "none",
+        description="shuffled: each group's measured rewards permuted across its completions (seeded) — "
+        "the same reruns and compute with no signal, a control (reharness.training.rerun).",
+    )
     constrain: bool = Field(
         False,
         description="Sample the replies of a repair-program engineer under the program grammar, as at "
@@ -285,6 +290,8 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
         agents=agents,
         timeout_s=config.rerun_timeout_s,
         log_path=out / "rewards.jsonl",
+        reward_control=config.reward_control,
+        seed=config.seed,
     )
     timer = step_timer()
     started = time.perf_counter()

@@ -16,6 +16,12 @@ scored completion (reply, status, Δ) is appended to ``log_path`` (JSON lines) a
 is accumulated, for the GRPO time breakdown. Per call it logs (through TRL's ``log_metric``) the share of
 valid completions (``rerun/valid_frac``) and of packet groups with non-zero reward variance
 (``rerun/variance_frac``).
+
+``reward_control="shuffled"`` is the shuffled-reward control of ``experiment r1``: the rewards are measured
+exactly as above (same reruns, same compute), then permuted within each packet's group by a seeded uniform
+permutation (:func:`shuffle_within_groups`), so each reply gets the Δ of a random reply of its group — the
+group's reward statistics stay, the link between a reply and its outcome goes. The log keeps both the measured
+``delta`` and the ``reward`` the loss saw.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from reharness.core.hashing import derive_seed
 
 if TYPE_CHECKING:
     from reharness.measure.baseline import Baseline
@@ -56,6 +64,39 @@ def variance_share(rewards: Sequence[float], packet_ids: Sequence[str]) -> float
     return varied / max(1, len(groups))
 
 
+def shuffle_within_groups(rewards: Sequence[float], packet_ids: Sequence[str], seed: int) -> list[float]:
+    """``rewards`` permuted within each packet's group (uniformly, seeded by ``seed`` and the packet id);
+    every group keeps its multiset of rewards."""
+    import random
+
+    groups: dict[str, list[int]] = {}
+    for i, pid in enumerate(packet_ids):
+        groups.setdefault(pid, []).append(i)
+    out = list(rewards)
+    for pid, idx in groups.items():
+        order = list(idx)
+        random.Random(derive_seed(seed, pid)).shuffle(order)
+        for target, source in zip(idx, order, strict=True):
+            out[target] = rewards[source]
+    return out
+
+
+async def row_baseline(row: dict[str, Any], agent: Agent, runs_dir: str | Path) -> Baseline:
+    """The baseline of a packet row's batch (loaded from ``runs_dir`` when collected there), checked to be on
+    the row's recorded tasks and seeds."""
+    from reharness.measure.baseline import Target, get_baseline
+    from reharness.measure.paired import check_pairing
+    from reharness.runtime import RunSpec
+    from reharness.runtime.harness import HarnessConfig
+
+    spec = RunSpec.model_validate(row["spec"])
+    target = Target(HarnessConfig.model_validate(row["harness"]))
+    base = await get_baseline(spec, agent, target, Path(runs_dir))
+    recorded = [(t["task_identity"], t["seed"]) for t in row["tasks"]]
+    check_pairing(recorded, base.planned, "batch rerun for GRPO")
+    return base
+
+
 class PairedRerunReward:
     """TRL reward function: Δ_B of each completion's patch by paired rerun (see the module docstring).
 
@@ -74,7 +115,10 @@ class PairedRerunReward:
         timeout_s: float | None = 1800.0,
         prefix_reuse: bool = True,
         log_path: str | Path | None = None,
+        reward_control: Literal["none", "shuffled"] = "none",
+        seed: int = 0,
     ) -> None:
+        self.reward_control, self.seed = reward_control, seed
         self.rows = {r["packet_id"]: r for r in rows}
         self.runs_dir = Path(runs_dir)
         self.agents: dict[str, Agent] = dict(agents or {})
@@ -99,21 +143,31 @@ class PairedRerunReward:
         started = time.perf_counter()
         texts = [completion_text(c) for c in completions]
         results = self.results(texts, list(packet_id))
-        rewards = [r.delta if r.valid else 0.0 for r in results]
+        state = kwargs.get("trainer_state")
+        step = int(getattr(state, "global_step", 0) or 0)
+        measured = [r.delta if r.valid else 0.0 for r in results]
+        rewards = measured
+        if self.reward_control == "shuffled":  # seeded by the step: a resumed run permutes the same way
+            rewards = shuffle_within_groups(measured, list(packet_id), derive_seed(self.seed, step))
         elapsed = time.perf_counter() - started
         self.seconds += elapsed
         self.calls += 1
-        state = kwargs.get("trainer_state")
-        step = int(getattr(state, "global_step", 0) or 0)
         log_metric = kwargs.get("log_metric")
         if callable(log_metric):
             log_metric("rerun/valid_frac", sum(r.valid for r in results) / max(1, len(results)))
-            log_metric("rerun/variance_frac", variance_share(rewards, list(packet_id)))
+            log_metric("rerun/variance_frac", variance_share(measured, list(packet_id)))
             log_metric("rerun/seconds", elapsed)
-        self._log(step, list(packet_id), results, texts)
+        self._log(step, list(packet_id), results, texts, rewards)
         return rewards
 
-    def _log(self, step: int, packet_ids: list[str], results: list[PairedResult], texts: list[str]) -> None:
+    def _log(
+        self,
+        step: int,
+        packet_ids: list[str],
+        results: list[PairedResult],
+        texts: list[str],
+        rewards: list[float],
+    ) -> None:
         if self.log_path is None:
             return
         lines = [
@@ -125,6 +179,7 @@ class PairedRerunReward:
                     "status": r.status,
                     "reason": (r.reason or "")[:300] or None,
                     "delta": r.delta,
+                    "reward": reward,
                     "rescued": len(r.rescued),
                     "broken": len(r.broken),
                     "patch_id": r.patch_ids[0] if r.patch_ids else None,
@@ -132,7 +187,7 @@ class PairedRerunReward:
                 },
                 sort_keys=True,
             )
-            for pid, r, text in zip(packet_ids, results, texts, strict=True)
+            for pid, r, text, reward in zip(packet_ids, results, texts, rewards, strict=True)
         ]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("a", encoding="utf-8") as handle:
@@ -162,19 +217,9 @@ class PairedRerunReward:
 
     async def baseline(self, packet_id: str) -> Baseline:
         """The packet's batch baseline (cached; loaded from ``runs_dir`` when collected there)."""
-        from reharness.measure.baseline import Target, get_baseline
-        from reharness.measure.paired import check_pairing
-        from reharness.runtime import RunSpec
-        from reharness.runtime.harness import HarnessConfig
-
         if packet_id not in self._baselines:
             row = self.rows[packet_id]
-            spec = RunSpec.model_validate(row["spec"])
-            target = Target(HarnessConfig.model_validate(row["harness"]))
-            base = await get_baseline(spec, self.agent(row), target, self.runs_dir)
-            recorded = [(t["task_identity"], t["seed"]) for t in row["tasks"]]
-            check_pairing(recorded, base.planned, "batch rerun for GRPO")
-            self._baselines[packet_id] = base
+            self._baselines[packet_id] = await row_baseline(row, self.agent(row), self.runs_dir)
         return self._baselines[packet_id]
 
     async def score_group(self, packet_id: str, texts: list[str]) -> list[PairedResult]:

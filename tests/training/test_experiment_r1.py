@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from targets import ClumsySolver
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
-from reharness.experiments.r1 import METHODS
+from reharness.experiments.r1 import CONTROLS, METHODS
 from reharness.runtime.agents import SCRIPTED_AGENTS
 
 MICRO = [
@@ -33,7 +34,9 @@ def test_r1_prints_the_contract_and_writes_the_report(
     assert result.exit_code == 0, result.stderr
     assert "evaluate (test batches)" in result.stderr and " eta " in result.stderr  # the evaluation's bar
     data = json.loads(result.stdout)
-    assert set(data) == {"rows", "average"} and set(data["average"]) == set(METHODS)
+    assert set(data) == {"rows", "average", "comparisons"}
+    assert list(data["average"]) == [*METHODS, *CONTROLS]  # the controls are rows of the main table
+    assert {"grpo-shuffled", "placebo", "best-of-n"} == set(CONTROLS)
     rows = {r["method"]: r for r in data["rows"]}
     assert all(set(r) == {"method", "env", "success", "ci_low", "ci_high", "broken"} for r in data["rows"])
     assert all(r["ci_low"] <= r["success"] <= r["ci_high"] for r in data["rows"])
@@ -61,12 +64,57 @@ def test_r1_prints_the_contract_and_writes_the_report(
     grpo = info["config"]
     assert grpo["temperature"] == 1.0 and grpo["packets_per_step"] == 2  # the r1 flags reach GRPO
     assert grpo["constrain"] is True and grpo["packets"] == "contested"  # the defaults
-    records = (tmp_path / "eval.jsonl").read_text().splitlines()
-    assert len(records) == len(METHODS)
+    records = {r["method"]: r for r in map(json.loads, (tmp_path / "eval.jsonl").read_text().splitlines())}
+    assert set(records) == {*METHODS, *CONTROLS}
+    _check_controls(tmp_path, data, records, saved)
     used = calls[0]
     again = CliRunner().invoke(app, ["experiment", "r1", *MICRO, "--out", str(tmp_path), "--json"])
     assert again.exit_code == 0 and json.loads(again.stdout) == data
     assert calls[0] == used  # everything was loaded: trained engineers, baselines, evaluations
+
+
+def _check_controls(
+    out: Path, data: dict[str, Any], records: dict[str, dict[str, Any]], saved: dict[str, Any]
+) -> None:
+    """The three control rows and the paired comparisons of the micro run."""
+    rows = {r["method"]: r for r in data["rows"]}
+    # placebo: installed and rerun (scored by its rerun, not zeroed as degenerate); the scripted target is
+    # deterministic and reads nothing of it, so it equals no patch task for task
+    placebo = records["placebo"]
+    assert placebo["valid"] and "scored by its rerun" in placebo["reason"]
+    assert placebo["successes"] == records["none"]["successes"] and rows["placebo"]["broken"] == 0
+    # shuffled rewards: its own GRPO stage, same compute, the loss saw permuted rewards
+    shuffled = json.loads((out / "train" / "grpo-shuffled" / "engineer.json").read_text())
+    assert shuffled["config"]["reward_control"] == "shuffled" and shuffled["config"]["steps"] == 1
+    log = [
+        json.loads(line)
+        for line in (out / "train" / "grpo-shuffled" / "rewards.jsonl").read_text().splitlines()
+    ]
+    assert len(log) == 4 and sorted(e["reward"] for e in log) == sorted(e["delta"] for e in log)
+    # best-of-N: N from GRPO's logged reruns over the test packets, chosen on a train batch
+    budget = saved["controls"]["best_of_n"]
+    reruns = [
+        json.loads(line) for line in (out / "train" / "grpo" / "rewards.jsonl").read_text().splitlines()
+    ]
+    assert (
+        budget["grpo_reruns"] == sum(e["status"] != "invalid" for e in reruns) and budget["test_packets"] == 1
+    )
+    assert budget["n"] == max(1, budget["grpo_reruns"]) and records["best-of-n"]["search"]["n"] == budget["n"]
+    search = records["best-of-n"]["search"]
+    assert len(search["train_deltas"]) == budget["n"] and search["train_packet"]
+    assert rows["best-of-n"]["success"] > rows["none"]["success"]
+    # paired comparisons: per env and on the average, the Δ of the rows, an ordering only outside the CI
+    comparisons = {(c["a"], c["b"], c["env"]): c for c in data["comparisons"]}
+    for a, b in (("grpo", "sft"), ("grpo", "operators"), ("grpo", "grpo-shuffled"), ("grpo", "best-of-n")):
+        for env in ("household", "average"):
+            c = comparisons[(a, b, env)]
+            assert abs(c["delta"] - (rows[a]["success"] - rows[b]["success"])) < 1e-6 and c["n"] == 6
+            assert c["ci_low"] <= c["delta"] <= c["ci_high"]
+            assert c["verdict"] == (
+                f"{a} > {b}" if c["ci_low"] > 0 else f"{a} < {b}" if c["ci_high"] < 0 else "tie"
+            )
+    assert comparisons[("placebo", "none", "household")]["verdict"] == "tie"
+    assert "## Paired comparisons" in (out / "report.md").read_text()
 
 
 def test_r1_bad_option_names_the_flag_and_the_help(tmp_path: Path) -> None:

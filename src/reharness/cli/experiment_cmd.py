@@ -112,6 +112,14 @@ def r1(
     ] = 3,
     heldout_n: Annotated[int, typer.Option(help="Generalisation: held-out tasks per patch.")] = 50,
     no_ablation: Annotated[bool, typer.Option("--no-ablation", help="Skip the hook ablation.")] = False,
+    no_controls: Annotated[
+        bool,
+        typer.Option(
+            "--no-controls",
+            help="Skip the control rows (GRPO on shuffled rewards, a placebo patch, best-of-N teacher search "
+            "at GRPO's rerun budget).",
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     batch_concurrency: BatchConcurrency = BATCH_CONCURRENCY,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
@@ -120,8 +128,10 @@ def r1(
     ray_actors: RayActors = None,
 ) -> None:
     """Train the engineer (packets → SFT → GRPO) and compare no patch, Self-Refine, the operators teacher,
-    the SFT-only and the GRPO engineer on held-out batches of the frozen target; then transfer to an unseen
-    target, held-out generalisation and hook ablation. Writes report.md and result.json."""
+    the SFT-only and the GRPO engineer on held-out batches of the frozen target, with three controls (GRPO
+    on shuffled rewards, a placebo patch, best-of-N search at GRPO's rerun budget) and paired intervals;
+    then transfer to an unseen target, held-out generalisation and hook ablation. Writes report.md and
+    result.json."""
     from reharness.cli.train_cmd import resolve_envs
     from reharness.experiments.r1 import R1Config, run_r1
 
@@ -136,7 +146,7 @@ def r1(
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
         grpo_learning_rate=grpo_learning_rate, grpo_constrain=grpo_constrain, grpo_packets=grpo_packets,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
-        ablation=not no_ablation, batch_concurrency=batch_concurrency,
+        ablation=not no_ablation, batch_concurrency=batch_concurrency, controls=not no_controls,
     )  # fmt: skip
 
     with executor_scope(executor, ray_address, ray_actors):  # every stage's episodes

@@ -9,11 +9,13 @@
    method, which writes one patch (one sample, seeded), and the patch is measured by paired rerun on the
    same tasks and seeds — Harness-R1's protocol (each packet gets a fresh overlay; an invalid or degenerate
    patch scores as no patch). Methods: ``none`` (the unpatched target), ``self-refine``, ``operators`` (the
-   teacher), ``sft`` (the SFT-only engineer) and ``grpo`` (the GRPO engineer).
+   teacher), ``sft`` (the SFT-only engineer) and ``grpo`` (the GRPO engineer); with ``controls`` (default)
+   also ``grpo-shuffled``, ``placebo`` and ``best-of-n`` (:mod:`.r1_controls`).
 3. **Report**: per (method, env) the success rate over all test tasks with a 95 % bootstrap interval over
    tasks and the number of broken tasks (success → failure); the per-method average over environments
-   (:meth:`R1Result.contract` is the ``--json`` output); ``report.md`` with the tables and two plots (GRPO
-   reward per step, success per method) when matplotlib is installed.
+   (:meth:`R1Result.contract` is the ``--json`` output) and paired comparisons with bootstrap intervals
+   (:mod:`.r1_compare`: GRPO vs SFT and vs the teacher, per environment and on the average); ``report.md``
+   with the tables and two plots (GRPO reward per step, success per method) when matplotlib is installed.
 
 Every evaluated (env, batch, method) is appended to ``OUT/eval.jsonl`` as it finishes, so an interrupted
 experiment resumes. The stages live in :mod:`.r1_stages`; transfer to an unseen target, held-out
@@ -31,8 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 from reharness.core.resume import refuse_other_options
 from reharness.experiments import r1_studies
+from reharness.experiments.r1_compare import comparisons
+from reharness.experiments.r1_controls import best_of_n_budget
 from reharness.experiments.r1_report import write_report
 from reharness.experiments.r1_stages import (
+    CONTROLS,
     EVAL_FILE,
     METHODS,
     Evaluator,
@@ -48,6 +53,7 @@ if TYPE_CHECKING:
     from reharness.runtime.agents import Agent
 
 __all__ = [
+    "CONTROLS",
     "EVAL_FILE",
     "METHODS",
     "Evaluator",
@@ -72,6 +78,7 @@ _STUDY_FIELDS = frozenset(
         "generalisation_seeds",
         "heldout_n",
         "ablation",
+        "controls",
     }
 )
 
@@ -108,6 +115,9 @@ def run_r1(
     records = asyncio.run(Evaluator(config, agents, notify, progress=progress).run())
     rows, average = aggregate(config, records)
     result = R1Result(config=config, rows=rows, average=average, training=training)
+    result.comparisons = comparisons(records, config.envs, seed=config.seed)
+    if config.controls:
+        result.controls = {"best_of_n": best_of_n_budget(config)}
     if config.transfer_agent:
         result.transfer, result.transfer_average = r1_studies.transfer(
             config, config.transfer_agent, transfer_agents, notify

@@ -142,6 +142,23 @@ def _training(result: R1Result) -> list[str]:
     return lines or ["- (training loaded from an earlier run)"]
 
 
+def _comparisons(result: R1Result) -> list[str]:
+    from reharness.experiments.r1_compare import table
+
+    lines = ["## Paired comparisons (same test tasks; an ordering only where the 95% CI excludes 0)", ""]
+    lines += table(result.comparisons) if result.comparisons else [NOT_RUN]
+    budget = result.controls.get("best_of_n")
+    if budget:
+        lines += [
+            "",
+            "Controls: `grpo-shuffled` is GRPO on group-permuted rewards; `placebo` a no-op patch measured "
+            "by its rerun (no prefix reuse); `best-of-n` the teacher's best of "
+            f"N = {budget['n']} patches chosen on a train batch ({budget['grpo_reruns']} GRPO reruns / "
+            f"{budget['test_packets']} test packets).",
+        ]
+    return lines
+
+
 def write_report(result: R1Result, out: Path) -> Path:
     c = result.config
     lines = [
@@ -166,7 +183,18 @@ def write_report(result: R1Result, out: Path) -> Path:
             f"{sum(r.first_sample_valid for r in mine)}/{batches} | "
             f"{sum(r.rescued for r in mine)} | {sum(r.broken for r in mine)} |"
         )
-    lines += ["", "## Training", "", *_training(result), "", "## Plots", "", *_plots(result, out)]
+    lines += [
+        "",
+        *_comparisons(result),
+        "",
+        "## Training",
+        "",
+        *_training(result),
+        "",
+        "## Plots",
+        "",
+        *_plots(result, out),
+    ]
     lines += ["", *studies(result), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")

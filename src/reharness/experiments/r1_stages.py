@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 METHODS: tuple[str, ...] = ("none", "self-refine", "operators", "sft", "grpo")
+#: the control rows (:mod:`.r1_controls`), evaluated after METHODS when ``R1Config.controls``
+CONTROLS: tuple[str, ...] = ("grpo-shuffled", "placebo", "best-of-n")
+#: the learned engineers: model directories under ``OUT/train``
+LEARNED: tuple[str, ...] = ("sft", "grpo", "grpo-shuffled")
 EVAL_FILE = "eval.jsonl"
 
 
@@ -118,6 +122,9 @@ class R1Config(BaseModel):
     generalisation_seeds: int = Field(3, ge=0, description="Seeds of the held-out generalisation (0: skip).")
     heldout_n: int = Field(50, gt=0, description="Held-out tasks a generalisation patch is measured on.")
     ablation: bool = Field(True, description="Hook ablation of the GRPO engineer's patches.")
+    controls: bool = Field(
+        True, description="The control rows: GRPO on shuffled rewards, a placebo patch, best-of-N search."
+    )
 
     @classmethod
     def build(cls, **values: Any) -> R1Config:
@@ -141,10 +148,17 @@ class R1Row(BaseModel):
     n: int = 0
 
 
+def main_methods(config: R1Config) -> tuple[str, ...]:
+    """The methods of the main table: Harness-R1's five, then the controls when they are on."""
+    return METHODS + (CONTROLS if config.controls else ())
+
+
 class R1Result(BaseModel):
     config: R1Config
     rows: list[R1Row]
     average: dict[str, float]
+    comparisons: list[dict[str, Any]] = Field(default_factory=list)
+    controls: dict[str, Any] = Field(default_factory=dict)
     training: dict[str, Any] = Field(default_factory=dict)
     transfer: list[R1Row] = Field(default_factory=list)
     transfer_average: dict[str, float] = Field(default_factory=dict)
@@ -152,9 +166,11 @@ class R1Result(BaseModel):
     ablation: dict[str, float] = Field(default_factory=dict)
 
     def contract(self) -> dict[str, Any]:
-        """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, broken}], average}``."""
+        """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, broken}], average,
+        comparisons: [{a, b, env, delta, ci_low, ci_high, n, verdict}]}`` (paired, :mod:`.r1_compare`)."""
         keys = ("method", "env", "success", "ci_low", "ci_high", "broken")
-        return {"rows": [{k: getattr(r, k) for k in keys} for r in self.rows], "average": self.average}
+        rows = [{k: getattr(r, k) for k in keys} for r in self.rows]
+        return {"rows": rows, "average": self.average, "comparisons": self.comparisons}
 
 
 def train(
@@ -178,9 +194,9 @@ def train(
     records = asyncio.run(Collector(data, root / "data", agents=agents).run())
     export(root / "data", records)
     summaries = {}
-    for stage in ("sft", "grpo"):
+    for stage in ("sft", "grpo", *(("grpo-shuffled",) if c.controls else ())):
         info = _engineer_info(root / stage)
-        if info.get("stage") == stage:
+        if info.get("stage") == stage.split("-")[0]:
             notify(f"train: {stage} engineer found in {root / stage}")
         elif stage == "sft":
             notify(f"train: SFT of the tiny engineer ({c.sft_steps} steps)")
@@ -191,9 +207,11 @@ def train(
             )  # fmt: skip
             info = run_sft(sft, progress=progress)
         else:
-            notify(f"train: GRPO ({c.grpo_steps} steps, k={c.k})")
+            control = "shuffled" if stage == "grpo-shuffled" else "none"
+            notify(f"train: GRPO ({c.grpo_steps} steps, k={c.k}, reward control: {control})")
             grpo = GRPOStageConfig(
-                data=str(root / "data"), sft=str(root / "sft"), out=str(root / "grpo"), k=c.k,
+                data=str(root / "data"), sft=str(root / "sft"), out=str(root / stage), k=c.k,
+                reward_control=control,
                 steps=c.grpo_steps, save_steps=max(1, c.grpo_steps // 4), seed=c.seed,
                 temperature=c.grpo_temperature, packets_per_step=c.packets_per_step,
                 learning_rate=c.grpo_learning_rate,
@@ -222,7 +240,11 @@ def make_method(
 
     if name == "none":
         return None
-    if name in ("sft", "grpo"):
+    if name == "placebo":
+        from reharness.experiments.r1_controls import PlaceboEngineer
+
+        return PlaceboEngineer()
+    if name in LEARNED:
         return make_engineer(
             f"hf:{train_dir / name}",
             temperature=temperature,
@@ -244,8 +266,11 @@ class Evaluator:
         agent_spec: str | None = None,
         out: Path | None = None,
         progress: Callable[[str, int, int, dict[str, float]], None] | None = None,
+        methods: tuple[str, ...] | None = None,
     ) -> None:
         self.config, self.notify, self.progress = config, notify, progress
+        self.methods = methods or main_methods(config)
+        self.best_of_n: dict[str, int] | None = None
         self.agent_spec = agent_spec or config.agent
         self.out = out or Path(config.out)
         self.train_dir = Path(config.out) / "train"
@@ -268,7 +293,7 @@ class Evaluator:
             (env, index)
             for env in self.config.envs
             for index in range(n)
-            if not all(f"{env}/{index}/{m}" in done for m in METHODS)
+            if not all(f"{env}/{index}/{m}" in done for m in self.methods)
         ]
 
         finished = [0]
@@ -337,23 +362,38 @@ class Evaluator:
         return (await engineer.propose(packet, 1, seed=derive_seed(seed, method) % 2**31))[0]
 
     async def batch(self, env: str, index: int, done: dict[str, Any]) -> list[dict[str, Any]]:
-        from reharness.measure.paired import Candidate, evaluate_candidates
+        from reharness.experiments.r1_controls import best_of_n, best_of_n_budget
+        from reharness.measure.paired import Candidate, evaluate_candidates, evaluate_patch
 
         base, packet = await self.baseline(env, "test", index)
         seed = base.spec.seed
-        methods = [m for m in METHODS if f"{env}/{index}/{m}" not in done]
+        methods = [m for m in self.methods if f"{env}/{index}/{m}" not in done]
         # every method's patch at once: their reruns share the target's model calls
         patching = [m for m in methods if m != "none" and packet.header.failures_found]
-        written = await asyncio.gather(*(self.propose(m, packet, seed) for m in patching))
-        proposals = dict(zip(patching, written, strict=True))
-        measured = await evaluate_candidates(
-            [Candidate.of(m, p) for m, p in proposals.items()],
-            base,
-            self.agent(env),
-            self.out / "runs",
-            evidence=packet.leakage_evidence(),
+        searched: dict[str, Any] = {}
+        if "best-of-n" in patching:
+            self.best_of_n = self.best_of_n or best_of_n_budget(self.config)
+            searched["best-of-n"] = best_of_n(self, env, index, packet, seed, self.best_of_n["n"])
+        written = await asyncio.gather(
+            *(searched[m] if m in searched else self.propose(m, packet, seed) for m in patching)
         )
-        results = {r.candidate_id: r for r in measured}
+        search_meta = {m: w[1] for m, w in zip(patching, written, strict=True) if m in searched}
+        proposals = {m: w[0] if m in searched else w for m, w in zip(patching, written, strict=True)}
+        evidence = packet.leakage_evidence()
+        placebo = proposals.pop("placebo", None)
+        measured, placebo_measured = await asyncio.gather(
+            evaluate_candidates(
+                [Candidate.of(m, p) for m, p in proposals.items()],
+                base,
+                self.agent(env),
+                self.out / "runs",
+                evidence=evidence,
+            ),
+            _placebo(placebo, base, self.agent(env), self.out / "runs", evidence, evaluate_patch),
+        )
+        results = {r.candidate_id: r for r in [*measured, *placebo_measured]}
+        if placebo is not None:
+            proposals["placebo"] = placebo
         records = []
         for method in methods:
             key = f"{env}/{index}/{method}"
@@ -371,9 +411,25 @@ class Evaluator:
                     "attempts": proposal.meta.get("attempts", 1),
                     "patch": proposal.patch.to_dict() if proposal.patch and result.valid else None,
                 }
+            if method in search_meta:
+                record["search"] = search_meta[method]
             record["successes"] = patched_successes(base, record["rescued"], record["broken"])
             records.append(record)
         return records
+
+
+async def _placebo(
+    placebo: Proposal | None, base: Baseline, agent: Agent, runs: Path, evidence: Any, evaluate: Any
+) -> list[Any]:
+    """The placebo patch's paired result: every step rerun (no prefix reuse), scored by its rerun (not by the
+    degenerate rule, under which a patch without effects scores as no patch by definition)."""
+    if placebo is None:
+        return []
+    result = await evaluate(
+        placebo.patch, base, agent, runs, candidate_id="placebo", evidence=evidence, prefix_reuse=False,
+        score_degenerate=True,
+    )  # fmt: skip
+    return [result]
 
 
 def patched_successes(base: Baseline, rescued: Iterable[str], broken: Iterable[str]) -> list[float]:
@@ -403,12 +459,16 @@ async def record_units(
             append_record(path, record)
 
 
-def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1Row], dict[str, float]]:
-    """Rows per (method, env) in method order, and the per-method average over environments."""
+def aggregate(
+    config: R1Config, records: list[dict[str, Any]], methods: tuple[str, ...] | None = None
+) -> tuple[list[R1Row], dict[str, float]]:
+    """Rows per (method, env) in method order (default: the main table's), and the per-method average over
+    environments."""
     from reharness.measure.paired import bootstrap_ci
 
+    methods = methods or main_methods(config)
     rows = []
-    for method in METHODS:
+    for method in methods:
         for env in config.envs:
             mine = sorted(
                 (r for r in records if r["method"] == method and r["env"] == env), key=lambda r: r["batch"]
@@ -430,7 +490,7 @@ def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1R
                     n=len(values),
                 )
             )
-    average = {m: round(sum(r.success for r in rows if r.method == m) / len(config.envs), 6) for m in METHODS}
+    average = {m: round(sum(r.success for r in rows if r.method == m) / len(config.envs), 6) for m in methods}
     return rows, average
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reharness.experiments.r1_stages import (
+    METHODS,
     Evaluator,
     R1Config,
     R1Row,
@@ -48,8 +49,9 @@ def transfer(
     """The main table of every method against another target ``agent_spec`` (engineers unchanged)."""
     notify(f"transfer: evaluating on the unseen target {agent_spec}")
     out = Path(config.out) / "transfer"
-    records = asyncio.run(Evaluator(config, agents, notify, agent_spec=agent_spec, out=out).run())
-    return aggregate(config, records)
+    evaluator = Evaluator(config, agents, notify, agent_spec=agent_spec, out=out, methods=METHODS)
+    records = asyncio.run(evaluator.run())  # the controls are rows of the main table only
+    return aggregate(config, records, METHODS)
 
 
 async def _generalisation(

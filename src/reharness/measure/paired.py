@@ -259,10 +259,13 @@ async def evaluate_patch(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     check: bool = True,
     retry_errors: bool = False,
+    score_degenerate: bool = False,
 ) -> PairedResult:
     """Rerun ``baseline``'s batch with ``patch`` (one patch, or several stacked in order) and compare.
 
-    ``patch=None`` is a proposal that did not parse: it scores 0 with ``invalid_reason``. Patched runs are
+    ``patch=None`` is a proposal that did not parse: it scores 0 with ``invalid_reason``. ``score_degenerate``
+    keeps the rerun's own outcome for a patch without effects (a placebo control) instead of scoring it as no
+    patch; its ``reason`` says so. Patched runs are
     stored under ``OUT/paired/`` (the run id hashes the harness, so rerunning a patch loads its run).
     """
     patches = [] if patch is None else [patch] if isinstance(patch, Patch) else list(patch)
@@ -300,6 +303,8 @@ async def evaluate_patch(
         reason = "no hook effect on any step of the batch" + (
             f" ({measured.hook_errors} hook errors)" if measured.hook_errors else ""
         )
+        if score_degenerate:
+            return measured.model_copy(update={"reason": reason + "; scored by its rerun"})
         return scored_zero(candidate_id, baseline, "degenerate", reason, patch_ids=ids, measured=measured)
     return measured
 

@@ -107,6 +107,37 @@ def test_grpo_trains_and_resumes_from_its_checkpoint(
     assert len((tmp_path / "rewards.jsonl").read_text().splitlines()) == 6  # only step 3 ran
 
 
+def test_program_change_counts_changed_replies_and_token_edits() -> None:
+    from reharness.training.grpo_select import edit_distance, program_change
+
+    assert edit_distance("kitten", "sitting") == 3 and edit_distance([], [1, 2]) == 2
+    change = program_change(["a b c", "x y"], ["a b c", "x z"], str.split)
+    assert change == {"changed": 0.5, "mean_edit_distance": 0.5}
+
+
+def test_grpo_keeps_the_step_with_the_best_valid_score(
+    micro_engineer: Path, micro_data: Path, tmp_path: Path
+) -> None:
+    """``select=valid``: SFT (step 0), every checkpoint and the last step scored on the valid packet (greedy);
+    the best is kept, ties to the later step; the curve reports each step's change from SFT's program."""
+    config = GRPOStageConfig(
+        data=str(micro_data), sft=str(micro_engineer), out=str(tmp_path), k=2, steps=2, max_new_tokens=32,
+        save_steps=1, select="valid",
+    )  # fmt: skip
+    summary = run_grpo(config, agents={"household": ClumsySolver()})
+    selection = summary["selection"]
+    curve = selection["valid_curve"]
+    assert [c["step"] for c in curve] == [0, 1, 2] and all(c["packets"] == 1 for c in curve)
+    assert curve[0]["changed"] == 0.0 and curve[0]["mean_edit_distance"] == 0.0  # SFT against itself
+    best = max(curve, key=lambda c: (c["mean_delta"], c["step"]))
+    assert selection["selected_step"] == best["step"] and summary["valid"]["grpo"]["step"] == best["step"]
+    kept = (tmp_path / "model.safetensors").read_bytes()
+    if best["step"] == 0:
+        assert kept == (micro_engineer / "model.safetensors").read_bytes()
+    info = json.loads((tmp_path / "engineer.json").read_text())
+    assert info["selection"]["selected_step"] == best["step"] and not (tmp_path / "select").exists()
+
+
 def test_grpo_config_and_errors_name_the_fix(tmp_path: Path, micro_data: Path) -> None:
     with pytest.raises(ConfigError, match="--k"):
         GRPOStageConfig.build(data="d", sft="s", out="o", k=1)

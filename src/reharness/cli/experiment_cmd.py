@@ -104,6 +104,13 @@ def r1(
             "differently) or all."
         ),
     ] = "contested",
+    grpo_select: Annotated[
+        str,
+        typer.Option(
+            help="GRPO engineer kept: valid (the step with the best greedy mean Δ on the valid packets, "
+            "checkpoints every step; ties to the later) or last."
+        ),
+    ] = "valid",
     transfer_agent: Annotated[
         str | None, typer.Option(help="Unseen target for the transfer study, e.g. tiny:{env}-M.")
     ] = None,
@@ -145,6 +152,7 @@ def r1(
         resample_invalid=resample_invalid, constrain=not no_constrain, temperature=temperature, seed=seed,
         grpo_temperature=grpo_temperature, packets_per_step=packets_per_step,
         grpo_learning_rate=grpo_learning_rate, grpo_constrain=grpo_constrain, grpo_packets=grpo_packets,
+        grpo_select=grpo_select,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation, batch_concurrency=batch_concurrency, controls=not no_controls,
     )  # fmt: skip

@@ -167,6 +167,14 @@ def engineer(
             "seeded: the same compute with no signal; trains into OUT/grpo-shuffled)."
         ),
     ] = "none",
+    select: Annotated[
+        str,
+        typer.Option(
+            help="GRPO: the engineer kept — last (step), or valid (SFT, each checkpoint and the last "
+            "step scored greedily on the valid packets; the best, ties to the later; checkpoints every "
+            "--save-steps)."
+        ),
+    ] = "last",
     learning_rate: Annotated[float | None, typer.Option(help="Learning rate (default per stage).")] = None,
     max_prompt_chars: Annotated[int, typer.Option(help="Compact prompt budget (characters).")] = 1500,
     language: Annotated[
@@ -246,7 +254,8 @@ def engineer(
 
         stage_config = GRPOStageConfig.build(
             data=str(out / "data"), sft=str(sft or out / "sft"), envs=envs, k=k,
-            reward_control=reward_control, out=str(out / GRPO_DIRS.get(reward_control, "grpo")),
+            reward_control=reward_control, select=select,
+            out=str(out / GRPO_DIRS.get(reward_control, "grpo")),
             packets_per_step=packets_per_step, steps=steps or 20, max_new_tokens=max_new_tokens,
             save_steps=save_steps, seed=seed, report_to=report_to, device=device, bf16=bf16,
             use_vllm=use_vllm, vllm_mode=vllm_mode, vllm_server_base_url=vllm_server_url,

@@ -2,7 +2,10 @@
 
 - :mod:`.r1`: Harness-R1's main table — no patch, Self-Refine, the operators teacher, the SFT-only engineer
   and the GRPO engineer on held-out (test-split) batches of a frozen target (``reharness experiment r1``);
-- :mod:`.r1_stages`: its stages: validated config, result rows, training, held-out evaluation, aggregation;
+- :mod:`.r1_stages`: its stages: validated config, result rows, training, aggregation;
+- :mod:`.r1_eval`: its held-out evaluation (test batches × methods, resumable records);
+- :mod:`.r1_controls`: its control rows (GRPO on shuffled rewards, a placebo patch, matched-budget best-of-N);
+- :mod:`.r1_compare`: paired comparisons of its methods with bootstrap intervals;
 - :mod:`.r1_studies`: its further studies, on the trained engineers;
 - :mod:`.r1_report`: its Markdown report: main table, training summary and plots;
 - :mod:`.s`: Harness-S's claim — policy GRPO with sibling rescue (router) against policy-only GRPO,

@@ -18,7 +18,8 @@
    with the tables and two plots (GRPO reward per step, success per method) when matplotlib is installed.
 
 Every evaluated (env, batch, method) is appended to ``OUT/eval.jsonl`` as it finishes, so an interrupted
-experiment resumes. The stages live in :mod:`.r1_stages`; transfer to an unseen target, held-out
+experiment resumes. The stages live in :mod:`.r1_stages` and :mod:`.r1_eval`, the controls in
+:mod:`.r1_controls`, the paired comparisons in :mod:`.r1_compare`; transfer to an unseen target, held-out
 generalisation (10 failures → one patch) and the hook ablation in :mod:`.r1_studies`; the report in
 :mod:`.r1_report`. This module only runs them in order.
 """
@@ -35,17 +36,16 @@ from reharness.core.resume import refuse_other_options
 from reharness.experiments import r1_studies
 from reharness.experiments.r1_compare import comparisons
 from reharness.experiments.r1_controls import best_of_n_budget
+from reharness.experiments.r1_eval import Evaluator, make_method
 from reharness.experiments.r1_report import write_report
 from reharness.experiments.r1_stages import (
     CONTROLS,
     EVAL_FILE,
     METHODS,
-    Evaluator,
     R1Config,
     R1Result,
     R1Row,
     aggregate,
-    make_method,
     train,
 )
 
@@ -83,8 +83,9 @@ _STUDY_FIELDS = frozenset(
 )
 
 
-#: options added with a default other than what earlier experiments did (GRPO trained on every packet)
-_EARLIER_BEHAVIOUR = {"grpo_packets": "all"}
+#: options added with a default other than what earlier experiments did (GRPO trained on every packet and
+#: kept its last step)
+_EARLIER_BEHAVIOUR = {"grpo_packets": "all", "grpo_select": "last"}
 
 
 def _check_same_experiment(out: Path, config: R1Config) -> None:

@@ -33,11 +33,9 @@ from reharness.engineer.base import Engineer, Proposal, finish_patch, render_rep
 from reharness.patches.model import Patch
 
 if TYPE_CHECKING:
-    from reharness.experiments.r1_stages import Evaluator, R1Config
+    from reharness.experiments.r1_stages import R1Config
     from reharness.failures.packets import FailurePacket
-
-#: the control methods, in the main table's order after the five methods of Harness-R1's table
-CONTROLS: tuple[str, ...] = ("grpo-shuffled", "placebo", "best-of-n")
+    from reharness.runtime.agents import Agent
 
 PLACEBO_HOOK = """def hook(ctx, nb):
     nb["placebo_steps"] = int(nb.get("placebo_steps") or 0) + 1
@@ -94,7 +92,7 @@ def _train_row(config: R1Config, env: str, index: int) -> dict[str, Any]:
 
 
 async def best_of_n(
-    ev: Evaluator, env: str, index: int, packet: FailurePacket, seed: int, n: int
+    config: R1Config, agent: Agent, env: str, index: int, packet: FailurePacket, seed: int, n: int
 ) -> tuple[Proposal, dict[str, Any]]:
     """The teacher's best of ``n`` patches for ``packet``, chosen on a train batch of ``env`` (see the module
     docstring), and what the choice saw (its train batch, each candidate's Δ and status)."""
@@ -102,18 +100,18 @@ async def best_of_n(
     from reharness.measure.paired import Candidate, evaluate_candidates
     from reharness.training.rerun import row_baseline
 
-    teacher = make_engineer(ev.config.teacher)
+    teacher = make_engineer(config.teacher)
     try:
         proposals = await teacher.propose(packet, n, seed=derive_seed(seed, "operators") % 2**31)
     finally:
         await teacher.close()
-    row = _train_row(ev.config, env, index)
-    runs = Path(ev.config.out) / "train" / "data" / "runs"
-    base = await row_baseline(row, ev.agent(env), runs)
+    row = _train_row(config, env, index)
+    runs = Path(config.out) / "train" / "data" / "runs"
+    base = await row_baseline(row, agent, runs)
     results = await evaluate_candidates(
         [Candidate.of(f"best-of-{i}", p) for i, p in enumerate(proposals)],
         base,
-        ev.agent(env),
+        agent,
         runs,
         evidence=packet.leakage_evidence(),
     )

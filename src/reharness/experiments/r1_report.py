@@ -135,11 +135,50 @@ def _training(result: R1Result) -> list[str]:
             f"per step, {timing.get('rerun_share')} of it in paired reruns."
         )
         for stage, score in (grpo.get("valid") or {}).items():
+            change = (
+                f"; greedy reply differs from SFT's on {_pct(score['changed'])} % of the packets, "
+                f"{score.get('mean_edit_distance')} tokens edited on average"
+                if "changed" in score and stage == "grpo"
+                else ""
+            )
             lines.append(
                 f"- valid packets, {stage} engineer (greedy): mean Δ_B {_num(score.get('mean_delta'))}, "
-                f"{score.get('valid')}/{score.get('packets')} valid patches."
+                f"{score.get('valid')}/{score.get('packets')} valid patches{change}."
             )
+        lines += _selection(grpo)
+    shuffled: dict[str, Any] = result.training.get("grpo-shuffled") or {}
+    if shuffled:
+        lines.append(
+            f"- GRPO on shuffled rewards (control): reward per step {shuffled.get('reward_curve')}"
+            + "".join(
+                f"; valid packets, {stage} (greedy): mean Δ_B {_num(score.get('mean_delta'))}"
+                for stage, score in (shuffled.get("valid") or {}).items()
+            )
+            + "."
+        )
+        lines += _selection(shuffled, "GRPO on shuffled rewards")
     return lines or ["- (training loaded from an earlier run)"]
+
+
+def _selection(info: dict[str, Any], what: str = "GRPO") -> list[str]:
+    """The valid curve of a GRPO stage that chose its step on ``valid``."""
+    selection = info.get("selection") or {}
+    if not selection:
+        return []
+    lines = [
+        "",
+        f"{what}: greedy mean Δ_B on the valid packets per step (0 = SFT), and the change of the greedy "
+        f"reply from SFT's; kept: step {selection.get('selected_step')}.",
+        "",
+        "| step | valid mean Δ_B | valid patches | replies changed vs SFT | mean token edit distance |",
+        "|---|---|---|---|---|",
+    ]
+    for c in selection.get("valid_curve") or []:
+        lines.append(
+            f"| {c['step']} | {_num(c['mean_delta'])} | {c['valid']}/{c['packets']} | "
+            f"{_pct(c['changed'])} % | {c['mean_edit_distance']} |"
+        )
+    return lines + [""]
 
 
 def _comparisons(result: R1Result) -> list[str]:

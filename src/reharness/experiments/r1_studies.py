@@ -23,16 +23,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reharness.experiments.r1_stages import (
-    METHODS,
-    Evaluator,
-    R1Config,
-    R1Row,
-    aggregate,
-    load_records,
-    patched_successes,
-    record_units,
-)
+from reharness.experiments.r1_eval import Evaluator, load_records, patched_successes, record_units
+from reharness.experiments.r1_stages import METHODS, R1Config, R1Row, aggregate
 
 if TYPE_CHECKING:
     from reharness.runtime.agents import Agent

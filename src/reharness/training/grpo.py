@@ -79,6 +79,11 @@ class GRPOStageConfig(BaseModel):
     select_on_valid: bool = Field(
         True, description="Score the SFT start and the result on the valid packets (greedy, paired rerun)."
     )
+    select: Literal["last", "valid"] = Field(
+        "last",
+        description="The engineer kept: the last step, or the step (SFT, each checkpoint, the last) with the "
+        "best greedy mean Δ on the valid packets, ties to the later (reharness.training.grpo_select).",
+    )
     device: Literal["cpu", "cuda"] = Field("cpu", description="cuda: GPUs through accelerate (bf16 advised).")
     bf16: bool = Field(False, description="bfloat16 training (GPUs only).")
     use_vllm: bool = Field(False, description="Generate completions with vLLM (GPUs only).")
@@ -341,14 +346,42 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
         "torch_threads": torch.get_num_threads(),
     }
     save_engineer(trainer.model, tokenizer, out, style, summary)
-    valid = train_rows(config, "valid") if config.select_on_valid else []
+    valid = train_rows(config, "valid") if config.select_on_valid or config.select == "valid" else []
     if valid:
-        from reharness.training.select import valid_score
-
-        runs = config.runs_dir or Path(config.data) / "runs"
-        summary["valid"] = {
-            "sft": valid_score(config.sft, valid, runs, agents, config.seed),
-            "grpo": valid_score(out, valid, runs, agents, config.seed),
-        }
-        update_engineer_info(out, {"valid": summary["valid"]})
+        summary |= _valid_summary(config, out, style, summary, valid, agents, tokenizer)
+        update_engineer_info(out, {k: summary[k] for k in ("valid", "selection") if k in summary})
     return summary
+
+
+def _valid_summary(
+    config: GRPOStageConfig,
+    out: Path,
+    style: PromptStyle,
+    summary: dict[str, Any],
+    valid: list[dict[str, Any]],
+    agents: Any,
+    tokenizer: Any,
+) -> dict[str, Any]:
+    """``valid``: the SFT start's and the kept engineer's greedy scores on the valid packets, with the share
+    of packets whose greedy reply changed and the token edit distance; ``selection`` with ``select=valid``."""
+    from reharness.training.grpo_select import program_change, select_on_valid
+    from reharness.training.select import valid_score
+
+    runs = config.runs_dir or Path(config.data) / "runs"
+    if config.select == "valid":
+        selection = select_on_valid(
+            out, config.sft, style, summary, valid, runs, agents, config.seed, config.steps
+        )
+        curve = {c["step"]: c for c in selection["valid_curve"]}
+        return {
+            "valid": {"sft": curve[0], "grpo": curve[selection["selected_step"]]},
+            "selection": selection,
+        }
+    sft = valid_score(config.sft, valid, runs, agents, config.seed)
+    grpo = valid_score(out, valid, runs, agents, config.seed)
+
+    def tokenize(text: str) -> list[int]:
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    grpo |= program_change(sft["replies"], grpo["replies"], tokenize)
+    return {"valid": {"sft": sft, "grpo": grpo}}

@@ -39,11 +39,12 @@ def valid_score(
     agents: Mapping[str, Agent] | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """``{"mean_delta", "valid", "packets"}`` of the engineer in ``model_dir`` on the packet ``rows``."""
+    """``{"mean_delta", "valid", "packets", "replies"}`` of the engineer in ``model_dir`` on the packet
+    ``rows`` (``replies``: its greedy reply per packet, in row order)."""
     from reharness.training.rerun import PairedRerunReward
 
     if not rows:
-        return {"mean_delta": None, "valid": 0, "packets": 0}
+        return {"mean_delta": None, "valid": 0, "packets": 0, "replies": []}
     replies = asyncio.run(_replies(Path(model_dir), rows, seed))
     reward = PairedRerunReward(rows, runs_dir, agents=agents)
     try:
@@ -55,4 +56,5 @@ def valid_score(
         "mean_delta": round(sum(deltas) / len(deltas), 6),
         "valid": sum(r.valid for r in texts),
         "packets": len(rows),
+        "replies": replies,
     }

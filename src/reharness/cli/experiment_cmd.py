@@ -128,6 +128,13 @@ def r1(
         ),
     ] = False,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    test_seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Seed of the test-split tasks (default: --seed); the same value for every training seed "
+            "evaluates independent training runs on the same fresh tasks."
+        ),
+    ] = None,
     batch_concurrency: BatchConcurrency = BATCH_CONCURRENCY,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
     executor: Executor = ExecutorKind.local,
@@ -155,6 +162,7 @@ def r1(
         grpo_select=grpo_select,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation, batch_concurrency=batch_concurrency, controls=not no_controls,
+        test_seed=test_seed,
     )  # fmt: skip
 
     with executor_scope(executor, ray_address, ray_actors):  # every stage's episodes

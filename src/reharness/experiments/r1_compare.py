@@ -8,10 +8,18 @@ mean of the environments' means). The interval is :func:`reharness.measure.paire
 resampling tasks, seeded). An ordering is stated only where the interval excludes 0 (``verdict``: ``a > b``
 or ``a < b``); otherwise the verdict is ``tie``. The records hold every task's outcome, so the comparisons
 recompute from the stored files alone (:func:`comparisons`).
+
+Several training seeds evaluated on the same test tasks (``experiment r1 --seed S --test-seed T``, one ``T``)
+are compared by :func:`pooled`: per task, the mean over the runs of a − b; the interval resamples the shared
+tasks. ``python -m reharness.experiments.r1_compare OUT1 OUT2 …`` prints the success per method (mean over
+the runs) and the pooled comparisons, reading only the runs' ``r1_config.json`` and ``eval.jsonl``.
 """
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 #: (a, b) pairs compared: GRPO against SFT and the teacher (the paper's claims), then the controls
@@ -87,3 +95,60 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
         span = f"{100 * c['delta']:+.1f} [{100 * c['ci_low']:+.1f}, {100 * c['ci_high']:+.1f}]"
         lines.append(f"| {c['a']} − {c['b']} | {c['env']} | {span} | {c['n']} | {c['verdict']} |")
     return lines
+
+
+def pooled(
+    runs: list[list[dict[str, Any]]],
+    envs: list[str],
+    seed: int = 0,
+    pairs: tuple[tuple[str, str], ...] = PAIRS,
+) -> list[dict[str, Any]]:
+    """:func:`comparisons` over several runs on the same test tasks: per task, a − b averaged over the runs
+    (refused unless every run measured the same batches: same batch seeds)."""
+    tasks = [{(r["env"], r["batch"]): r["seed"] for r in records} for records in runs]
+    if any(t != tasks[0] for t in tasks[1:]):
+        raise ValueError("the runs were evaluated on different test batches (give them one --test-seed)")
+    measured = set.intersection(*({r["method"] for r in records} for records in runs))
+    out = []
+    for a, b in pairs:
+        if a not in measured or b not in measured:
+            continue
+        per_env: dict[str, list[float]] = {}
+        for env in envs:
+            diffs = [paired_diffs(records, a, b, env) for records in runs]
+            per_env[env] = [sum(values) / len(values) for values in zip(*diffs, strict=True)]
+        out += [compare(per_env[env], a, b, env, seed) for env in envs]
+        out.append(compare([d for env in envs for d in per_env[env]], a, b, AVERAGE, seed))
+    return out
+
+
+def summary(outs: list[Path]) -> list[str]:
+    """The Markdown of several runs: success per method and environment (mean over the runs), then the
+    pooled paired comparisons."""
+    from reharness.core.jsonl import read_jsonl
+
+    config = json.loads((outs[0] / "r1_config.json").read_text(encoding="utf-8"))
+    envs: list[str] = config["envs"]
+    runs = [list(read_jsonl(out / "eval.jsonl")) for out in outs]
+    methods = list(dict.fromkeys(r["method"] for r in runs[0]))
+    lines = [
+        f"Runs: {', '.join(str(o) for o in outs)}",
+        "",
+        "| method | " + " | ".join(envs) + " | average |",
+    ]
+    lines.append("|---|" + "---|" * (len(envs) + 1))
+    for method in methods:
+        cells = []
+        for env in envs:
+            values = [v for records in runs for r in records if r["method"] == method and r["env"] == env
+                      for v in r["successes"]]  # fmt: skip
+            cells.append(sum(values) / max(1, len(values)))
+        row = " | ".join(f"{100 * c:.1f}" for c in cells)
+        lines.append(f"| {method} | {row} | {100 * sum(cells) / len(cells):.1f} |")
+    return [*lines, "", *table(pooled(runs, envs, seed=0))]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: python -m reharness.experiments.r1_compare OUT [OUT ...]")
+    print("\n".join(summary([Path(arg) for arg in sys.argv[1:]])))

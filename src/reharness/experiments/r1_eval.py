@@ -139,7 +139,7 @@ class Evaluator:
             harness = harness.model_copy(update={"step_limit": c.max_steps})
         spec = RunSpec(
             env=env, agent=self.agent_spec.replace("{env}", env), split="test", n=n or c.batch_size,
-            seed=batch_seed(c.seed, env, split_tag, index), concurrency=c.concurrency,
+            seed=batch_seed(c.evaluation_seed, env, split_tag, index), concurrency=c.concurrency,
         )  # fmt: skip
         base = await get_baseline(spec, self.agent(env), Target(harness), self.out / "runs")
         meta = RunStore(base.result.out).read_meta()

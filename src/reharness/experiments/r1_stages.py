@@ -112,6 +112,11 @@ class R1Config(BaseModel):
         "with the best greedy mean Δ on the valid packets, ties to the later; or the last step.",
     )
     seed: int = 0
+    test_seed: int | None = Field(
+        None,
+        description="Seed of the test-split batches (main table and studies); None: --seed. Give every "
+        "training seed the same value to evaluate independent training runs on the same tasks.",
+    )
     concurrency: int = Field(8, gt=0)
     batch_concurrency: int = Field(
         BATCH_CONCURRENCY, gt=0, le=16, description="Batches collected or evaluated at once."
@@ -123,6 +128,11 @@ class R1Config(BaseModel):
     controls: bool = Field(
         True, description="The control rows: GRPO on shuffled rewards, a placebo patch, best-of-N search."
     )
+
+    @property
+    def evaluation_seed(self) -> int:
+        """The seed that picks the test-split tasks (``test_seed``, else ``seed``)."""
+        return self.seed if self.test_seed is None else self.test_seed
 
     @classmethod
     def build(cls, **values: Any) -> R1Config:

@@ -117,6 +117,22 @@ async def test_invalid_and_degenerate_patches_score_zero(tmp_path: Path) -> None
         assert r.patched_success == r.baseline_success == pytest.approx(baseline.result.success_rate)
 
 
+async def test_a_placebo_is_scored_by_its_full_rerun_not_as_no_patch(tmp_path: Path) -> None:
+    """``score_degenerate`` (r1's placebo control): a patch without effects keeps its own rerun's outcome;
+    without prefix reuse every step calls the target again, with the hook installed."""
+    baseline = await _baseline(tmp_path)
+    silent = hook_patch(
+        "before_decision", "    nb['steps'] = int(nb.get('steps') or 0) + 1\n    return None\n"
+    )
+    placebo = await evaluate_patch(
+        silent, baseline, ClumsySolver(), tmp_path, prefix_reuse=False, score_degenerate=True
+    )
+    assert placebo.status == "ok" and placebo.valid and "scored by its rerun" in (placebo.reason or "")
+    assert placebo.effect_steps == 0 and placebo.cost.reused_calls == 0 and placebo.cost.model_calls > 0
+    # the scripted target is seeded and reads nothing of the hook: its rerun equals the baseline
+    assert placebo.delta == 0.0 and not placebo.rescued and not placebo.broken
+
+
 async def test_crashing_and_hanging_candidates_cost_only_themselves(tmp_path: Path) -> None:
     baseline = await _baseline(tmp_path)
     hang = hook_patch(

@@ -36,7 +36,7 @@ def test_r1_prints_the_contract_and_writes_the_report(
     data = json.loads(result.stdout)
     assert set(data) == {"rows", "average", "comparisons"}
     assert list(data["average"]) == [*METHODS, *CONTROLS]  # the controls are rows of the main table
-    assert {"grpo-shuffled", "placebo", "best-of-n"} == set(CONTROLS)
+    assert {"grpo-shuffled", "placebo", "placebo-text", "best-of-n"} == set(CONTROLS)
     rows = {r["method"]: r for r in data["rows"]}
     assert all(set(r) == {"method", "env", "success", "ci_low", "ci_high", "broken"} for r in data["rows"])
     assert all(r["ci_low"] <= r["success"] <= r["ci_high"] for r in data["rows"])
@@ -56,6 +56,13 @@ def test_r1_prints_the_contract_and_writes_the_report(
     saved_rows = {r["method"]: r for r in saved["rows"]}
     assert saved_rows["sft"]["valid_patches"] == saved_rows["grpo"]["valid_patches"] == 1
     assert saved["ablation"]["full"] == rows["grpo"]["success"] > saved["ablation"]["no patch"]
+    effects = {(e["b"], e["env"]): e for e in saved["hook_effects"]}  # each hook's effect, paired per task
+    for point in ("before_action", "after_feedback"):
+        effect = effects[(f"without {point}", "household")]
+        assert (
+            abs(effect["delta"] - (saved["ablation"]["full"] - saved["ablation"][f"without {point}"])) < 1e-6
+        )
+        assert effect["ci_low"] <= effect["delta"] <= effect["ci_high"] and effect["n"] == 6
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
     assert "groups with reward variance" in report and "train packets" in report  # GRPO's signal
     info = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())
@@ -114,6 +121,8 @@ def _check_controls(
                 f"{a} > {b}" if c["ci_low"] > 0 else f"{a} < {b}" if c["ci_high"] < 0 else "tie"
             )
     assert comparisons[("placebo", "none", "household")]["verdict"] == "tie"
+    # placebo-text: Self-Refine's shape with content-free text, measured like any patch (it shows text)
+    assert records["placebo-text"]["valid"] and ("self-refine", "placebo-text", "average") in comparisons
     assert "## Paired comparisons" in (out / "report.md").read_text()
 
 

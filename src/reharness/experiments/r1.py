@@ -133,6 +133,7 @@ def run_r1(
         )
     if config.ablation:
         result.ablation = r1_studies.ablation(config, records, agents, notify)
+        result.hook_effects = r1_studies.hook_effects(config, records)
     (out / "result.json").write_text(json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     write_report(result, out)
     return result

@@ -31,7 +31,9 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("grpo", "best-of-n"),
     ("sft", "grpo-shuffled"),
     ("placebo", "none"),
+    ("placebo-text", "none"),
     ("self-refine", "none"),
+    ("self-refine", "placebo-text"),
 )
 AVERAGE = "average"
 

@@ -12,6 +12,10 @@
   says what installing a patch, any patch, does to these targets (sandboxed hooks, their latency, the
   harness path with an overlay); it equals ``none`` exactly when the target is deterministic and the
   installation is inert.
+- ``placebo-text``: the Self-Refine patch's shape — a message before every decision after the first — with a
+  sentence of the same length that says nothing about the task (:func:`placebo_text_patch`), measured like
+  any patch. Self-Refine falls far below no patch on the tiny agents; if this row falls as far, the collapse
+  is about any added text, not about what Self-Refine's text says.
 - ``best-of-n``: matched-budget search. The teacher (``config.teacher``, the operators by default) writes
   ``N`` patches for the test packet (its first is the ``operators`` row's patch: same seed), each is
   measured by paired rerun on a *train* batch of the same environment (train batch ``index mod batches``,
@@ -43,6 +47,28 @@ PLACEBO_HOOK = """def hook(ctx, nb):
 """
 
 
+#: as long as Self-Refine's wordings (~100–130 characters), about nothing
+PLACEBO_TEXT = (
+    "This line is a placeholder added by the harness. It carries no information about the task, the last "
+    "step or the next one."
+)
+PLACEBO_TEXT_HOOK = """def hook(ctx, nb):
+    if int(ctx.get("step") or 0) == 0:
+        return None
+    return {"message": <<message>>}
+""".replace("<<message>>", repr(PLACEBO_TEXT))
+
+
+def placebo_text_patch(env: str) -> Patch:
+    """Self-Refine's patch shape (a message before every decision after the first) with content-free text."""
+    return Patch(
+        {"before_decision": PLACEBO_TEXT_HOOK},
+        "[placebo-text] A content-free sentence before every decision after the first.",
+        env,
+        {"engineer": "placebo-text"},
+    )
+
+
 def placebo_patch(env: str) -> Patch:
     """A valid patch that changes nothing the agent reads: it writes only to its own notebook."""
     return Patch(
@@ -54,12 +80,15 @@ def placebo_patch(env: str) -> Patch:
 
 
 class PlaceboEngineer(Engineer):
-    """Writes :func:`placebo_patch` for every packet (the ``placebo`` control)."""
+    """Writes :func:`placebo_patch` (``text``: :func:`placebo_text_patch`) for every packet."""
 
-    name = "placebo"
+    def __init__(self, text: bool = False) -> None:
+        self.text = text
+        self.name = "placebo-text" if text else "placebo"
 
     async def propose(self, packet: FailurePacket, n: int, seed: int = 0) -> list[Proposal]:
-        patch = placebo_patch(packet.header.benchmark)
+        env = packet.header.benchmark
+        patch = placebo_text_patch(env) if self.text else placebo_patch(env)
         reply = render_reply(patch, "Placebo control: a patch that changes nothing the agent reads.")
         return [finish_patch(patch, reply, packet, {"engineer": self.name, "index": i}) for i in range(n)]
 

@@ -38,10 +38,10 @@ def make_method(
 
     if name == "none":
         return None
-    if name == "placebo":
+    if name in ("placebo", "placebo-text"):
         from reharness.experiments.r1_controls import PlaceboEngineer
 
-        return PlaceboEngineer()
+        return PlaceboEngineer(text=name == "placebo-text")
     if name in LEARNED:
         return make_engineer(
             f"hf:{train_dir / name}",

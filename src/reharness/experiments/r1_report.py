@@ -67,6 +67,11 @@ def studies(result: R1Result) -> list[str]:
     if result.ablation:
         lines += ["| variant | success (%) |", "|---|---|"]
         lines += [f"| {name} | {_pct(value)} |" for name, value in result.ablation.items()]
+        if result.hook_effects:
+            from reharness.experiments.r1_compare import table
+
+            lines += ["", "Each hook's effect (full patch − patch without it), paired per task:", ""]
+            lines += table(result.hook_effects)
     else:
         lines.append(NOT_RUN)
     return lines
@@ -191,7 +196,8 @@ def _comparisons(result: R1Result) -> list[str]:
         lines += [
             "",
             "Controls: `grpo-shuffled` is GRPO on group-permuted rewards; `placebo` a no-op patch measured "
-            "by its rerun (no prefix reuse); `best-of-n` the teacher's best of "
+            "by its rerun (no prefix reuse); `placebo-text` Self-Refine's patch shape with content-free "
+            "text; `best-of-n` the teacher's best of "
             f"N = {budget['n']} patches chosen on a train batch ({budget['grpo_reruns']} GRPO reruns / "
             f"{budget['test_packets']} test packets).",
         ]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 METHODS: tuple[str, ...] = ("none", "self-refine", "operators", "sft", "grpo")
 #: the control rows (:mod:`.r1_controls`), evaluated after METHODS when ``R1Config.controls``
-CONTROLS: tuple[str, ...] = ("grpo-shuffled", "placebo", "best-of-n")
+CONTROLS: tuple[str, ...] = ("grpo-shuffled", "placebo", "placebo-text", "best-of-n")
 #: the learned engineers: model directories under ``OUT/train``
 LEARNED: tuple[str, ...] = ("sft", "grpo", "grpo-shuffled")
 EVAL_FILE = "eval.jsonl"
@@ -172,6 +172,7 @@ class R1Result(BaseModel):
     transfer_average: dict[str, float] = Field(default_factory=dict)
     generalisation: dict[str, Any] = Field(default_factory=dict)
     ablation: dict[str, float] = Field(default_factory=dict)
+    hook_effects: list[dict[str, Any]] = Field(default_factory=list)
 
     def contract(self) -> dict[str, Any]:
         """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, broken}], average,

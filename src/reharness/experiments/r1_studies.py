@@ -191,3 +191,26 @@ def ablation(
     none = [r for r in records if r["method"] == "none"]
     result["no patch"] = round(sum(sum(r["successes"]) for r in none) / total, 6)
     return result
+
+
+def hook_effects(config: R1Config, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each hook position's effect in the GRPO patches, paired per task: success of the full patch minus
+    success without that hook (``ablation.jsonl``; a batch whose patch lacks the hook contributes 0), per
+    environment and on the average, with the bootstrap interval and verdict of :mod:`.r1_compare`."""
+    from reharness.core.jsonl import read_jsonl
+    from reharness.experiments.r1_compare import AVERAGE, compare
+    from reharness.runtime.effects import HOOK_POINTS
+
+    ablated = {r["key"]: r for r in read_jsonl(Path(config.out) / "ablation.jsonl")}
+    grpo = sorted((r for r in records if r["method"] == "grpo"), key=lambda r: (r["env"], r["batch"]))
+    out = []
+    for point in HOOK_POINTS:
+        per_env: dict[str, list[float]] = {env: [] for env in config.envs}
+        for r in grpo:
+            found = ablated.get(f"{r['env']}/{r['batch']}/-{point}")
+            without = found["successes"] if found else r["successes"]
+            per_env[r["env"]] += [a - b for a, b in zip(r["successes"], without, strict=True)]
+        pair = ("full", f"without {point}")
+        out += [compare(per_env[env], *pair, env, config.seed) for env in config.envs]
+        out.append(compare([d for env in config.envs for d in per_env[env]], *pair, AVERAGE, config.seed))
+    return out

@@ -64,6 +64,8 @@ def test_r1_prints_the_contract_and_writes_the_report(
         )
         assert effect["ci_low"] <= effect["delta"] <= effect["ci_high"] and effect["n"] == 6
     assert "## Held-out generalisation" in report and "## Hook ablation" in report
+    probe = saved["hint_probe"]["household"]  # the scripted target ignores messages: it rarely "follows"
+    assert probe["hinted_steps"] > 0 and 0 <= probe["followed_frac"] <= 1 and "## Hint-following" in report
     assert "groups with reward variance" in report and "train packets" in report  # GRPO's signal
     info = json.loads((tmp_path / "train" / "grpo" / "engineer.json").read_text())
     assert info["packet_stream"]["kind"] == "contested"

@@ -119,6 +119,9 @@ def r1(
     ] = 3,
     heldout_n: Annotated[int, typer.Option(help="Generalisation: held-out tasks per patch.")] = 50,
     no_ablation: Annotated[bool, typer.Option("--no-ablation", help="Skip the hook ablation.")] = False,
+    no_hint_probe: Annotated[
+        bool, typer.Option("--no-hint-probe", help="Skip the hint-following probe of the target.")
+    ] = False,
     no_controls: Annotated[
         bool,
         typer.Option(
@@ -162,7 +165,7 @@ def r1(
         grpo_select=grpo_select,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation, batch_concurrency=batch_concurrency, controls=not no_controls,
-        test_seed=test_seed,
+        test_seed=test_seed, hint_probe=not no_hint_probe,
     )  # fmt: skip
 
     with executor_scope(executor, ray_address, ray_actors):  # every stage's episodes

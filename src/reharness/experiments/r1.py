@@ -79,6 +79,7 @@ _STUDY_FIELDS = frozenset(
         "heldout_n",
         "ablation",
         "controls",
+        "hint_probe",
     }
 )
 
@@ -134,6 +135,10 @@ def run_r1(
     if config.ablation:
         result.ablation = r1_studies.ablation(config, records, agents, notify)
         result.hook_effects = r1_studies.hook_effects(config, records)
+    if config.hint_probe:
+        from reharness.experiments.r1_probe import hint_probe
+
+        result.hint_probe = hint_probe(config, agents, notify)
     (out / "result.json").write_text(json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     write_report(result, out)
     return result

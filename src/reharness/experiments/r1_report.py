@@ -74,6 +74,18 @@ def studies(result: R1Result) -> list[str]:
             lines += table(result.hook_effects)
     else:
         lines.append(NOT_RUN)
+    lines += ["", "## Hint-following probe (does the target do what a hint names?)", ""]
+    if result.hint_probe:
+        lines += [
+            "| env | hinted steps | took the named action | unpatched took it (chance) |",
+            "|---|---|---|---|",
+        ]
+        for env, p in result.hint_probe.items():
+            shares = [p["followed_frac"], p["baseline_frac"]]
+            cells = " | ".join("—" if v is None else f"{_pct(v)} %" for v in shares)
+            lines.append(f"| {env} | {p['hinted_steps']} | {cells} |")
+    else:
+        lines.append(NOT_RUN)
     return lines
 
 

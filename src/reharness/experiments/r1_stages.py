@@ -125,6 +125,7 @@ class R1Config(BaseModel):
     generalisation_seeds: int = Field(3, ge=0, description="Seeds of the held-out generalisation (0: skip).")
     heldout_n: int = Field(50, gt=0, description="Held-out tasks a generalisation patch is measured on.")
     ablation: bool = Field(True, description="Hook ablation of the GRPO engineer's patches.")
+    hint_probe: bool = Field(True, description="Probe whether the target follows a hint naming its action.")
     controls: bool = Field(
         True, description="The control rows: GRPO on shuffled rewards, a placebo patch, best-of-N search."
     )
@@ -173,6 +174,7 @@ class R1Result(BaseModel):
     generalisation: dict[str, Any] = Field(default_factory=dict)
     ablation: dict[str, float] = Field(default_factory=dict)
     hook_effects: list[dict[str, Any]] = Field(default_factory=list)
+    hint_probe: dict[str, Any] = Field(default_factory=dict)
 
     def contract(self) -> dict[str, Any]:
         """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, broken}], average,

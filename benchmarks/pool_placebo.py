@@ -26,9 +26,9 @@ from pathlib import Path
 from reharness.engineer.baseline import Target, get_baseline
 from reharness.engineer.improve import Events
 from reharness.engineer.paired import compare
-from reharness.models.registry import make_agent
 from reharness.pool.evolve import EvolveConfig, batch_spec
 from reharness.pool.measure import run_paired
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.harness import base_harness_config
 
 #: Neutral additions: a sentence that states nothing about the task, the actions or the environment.

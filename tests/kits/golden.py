@@ -48,7 +48,7 @@ def _harness(env: str, stem: str | None) -> Any:
 
 async def _run(env: str, agent_spec: str, harness: Any, out: Path, overlays: tuple[Any, ...] = ()) -> Any:
     from reharness.failures import failure_codes
-    from reharness.models.registry import make_agent
+    from reharness.runtime.agent_specs import make_agent
     from reharness.runtime.executor import RunSpec, run_batch
 
     spec = RunSpec(env=env, agent=agent_spec, split="test", n=N, seed=0, concurrency=2)

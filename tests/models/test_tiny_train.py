@@ -347,8 +347,9 @@ def test_run_no_train_fails_with_the_training_command(
 @pytest.mark.parametrize(("env", "size"), sorted(recipes()))  # every recipe ships its weights
 def test_shipped_agent_loads_and_acts_through_the_runtime(env: str, size: str, tmp_path: Path) -> None:
     """A shipped tiny agent is a complete HF directory with provenance and runs real episodes."""
-    from reharness.models.registry import make_agent, resolve_tiny
+    from reharness.models.registry import resolve_tiny
     from reharness.models.tiny.registry import find_tiny
+    from reharness.runtime.agent_specs import make_agent
     from reharness.runtime.executor import RunSpec, run_batch
 
     info = find_tiny(f"{env}-{size}")

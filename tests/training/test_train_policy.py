@@ -118,8 +118,8 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(pool_dir: 
 
     # the trained policy is an ordinary Hugging Face model directory: it runs as hf:DIR
     from reharness.envs.registry import make_env
-    from reharness.models.registry import make_agent
     from reharness.runtime import EpisodeRunner, Harness
+    from reharness.runtime.agent_specs import make_agent
 
     agent = make_agent(f"hf:{summary['path']}")
     env = make_env("household", split="test")

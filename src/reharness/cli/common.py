@@ -89,7 +89,7 @@ def check_specs(envs: list[str], agents: Sequence[str] = (), engineers: Sequence
     """Check agent specs (``{env}`` replaced by each of ``envs``) and engineer specs without loading any
     model, so that a command with a bad one fails before it creates any file or runs any episode."""
     from reharness.engineer.factory import check_engineer_spec
-    from reharness.models.registry import check_agent_spec
+    from reharness.runtime.agent_specs import check_agent_spec
 
     for spec in agents:
         for env in envs:

@@ -173,10 +173,10 @@ def reanchor_command(
 ) -> None:
     """Re-measure a pool's behaviour profile with another (e.g. a further-trained) policy on `valid`
     tasks and write it as POOL/profile.json (the pool itself stays frozen)."""
-    from reharness.models.registry import make_agent
     from reharness.pool.measure import measure_pool_profile
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import PROFILE_FILE, load_profile
+    from reharness.runtime.agent_specs import make_agent
 
     pool = load_pool(pool_dir)
     check_specs([pool.env], agents=[agent])
@@ -232,11 +232,11 @@ def eval_command(
     ray_actors: RayActors = None,
 ) -> None:
     """H0, every sibling, Rank-1 routing and the oracle on the same held-out tasks and seeds."""
-    from reharness.models.registry import make_agent
     from reharness.pool.evaluate import evaluate_pool
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import load_profile
     from reharness.pool.router import RANK1_PRIOR
+    from reharness.runtime.agent_specs import make_agent
 
     if route not in ("validation", "profile"):
         from reharness.core.errors import ConfigError

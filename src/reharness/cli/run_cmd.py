@@ -32,7 +32,7 @@ from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, b
 from reharness.core.secrets import redact
 from reharness.envs.registry import get_kit, make_env, resolve_env_name
 from reharness.failures.detectors import failure_codes
-from reharness.models.registry import make_agent
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.agents import GoldAgent
 from reharness.runtime.executor import BatchResult, RunSpec, env_kwargs, run_batch, select_tasks
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config

@@ -41,8 +41,8 @@ from reharness.engineer.baseline import Baseline, Target, get_baseline
 from reharness.engineer.improve_result import CandidateRow, ImproveConfig, ImproveResult, RoundSummary
 from reharness.engineer.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
 from reharness.envs.registry import make_env, resolve_env_name
-from reharness.models.registry import make_agent
 from reharness.patches.model import Patch
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec, env_kwargs
 from reharness.runtime.harness import Harness, HarnessConfig, base_harness_config

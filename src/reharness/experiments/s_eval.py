@@ -73,7 +73,7 @@ async def _run(
 ) -> tuple[list[EpisodeRecord], dict[str, int]]:
     """The test episodes of the policy in ``model_dir`` (Rank-1 routed when ``route_pool`` is given)."""
     from reharness.failures import failure_codes
-    from reharness.models.registry import make_agent
+    from reharness.runtime.agent_specs import make_agent
     from reharness.runtime.executor import RunSpec, run_batch
     from reharness.runtime.harness import Harness
 

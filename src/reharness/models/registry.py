@@ -1,16 +1,17 @@
-"""Agent specs → agents: :func:`make_agent` (``solver``, ``random``, ``gold``, or a backend spec) and
-:func:`make_backend` (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``).
+"""Backend specs → model backends: :func:`make_backend` (``openai:MODEL@BASE_URL``, ``hf:PATH``,
+``tiny:NAME``, ``pretrained:NAME[@ENGINE]``) and the checks that run before anything loads
+(:func:`check_spec`).
 
-:func:`make_agent` is what ``reharness run --agent SPEC`` resolves with. It sits here, above the scripted
-agents of :mod:`reharness.runtime.agents` and beside the backends, because resolving ``tiny:NAME`` may train
-the agent on solver demonstrations, which runs episodes through the runtime. Heavy libraries load
-only when a backend of that kind is built (``httpx`` for ``openai``, ``torch``/``transformers`` for ``hf`` and
-``tiny``), so importing this module is cheap.
+Scripted agents and whole agent specs (``solver``, ``random``, ``gold`` or a backend spec) are resolved one
+layer up, by :func:`reharness.runtime.agent_specs.make_agent`. Heavy libraries load only when a backend of
+that kind is built (``httpx`` for ``openai``, ``torch``/``transformers`` for ``hf`` and ``tiny``), so
+importing this module is cheap.
 
 Tiny agents (``tiny:ENV-SIZE``) are looked up, in order, in the package
 (``reharness/models/tiny/weights/NAME``) and in the cache (``$REHARNESS_CACHE/tiny/NAME``, default
 ``~/.cache/reharness/tiny/NAME``); a missing built-in one is trained into the cache on first use after a
-clear message, or (``train_missing=False``, ``reharness run --no-train``) fails with its training command.
+clear message (by the trainer the training layer declares, :mod:`reharness.models.tiny.registry`), or
+(``train_missing=False``, ``reharness run --no-train``) fails with its training command.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import Any
 
 from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
-from reharness.runtime.agents import SCRIPTED_AGENTS
 
 PREFIXES = ("openai", "hf", "tiny", "pretrained")
 SPEC_FORMS = {
@@ -159,33 +159,3 @@ def _gguf_of(target: str, options: dict[str, Any]) -> Path | None:
     if options.get("gguf_file"):
         return path / str(options.pop("gguf_file"))
     return gguf_in_dir(path)
-
-
-def make_agent(spec: str, **backend_options: Any) -> Agent:
-    """Build an agent from a spec string: ``solver``, ``random``, ``gold``, or a model backend spec
-    (``openai:MODEL@BASE_URL``, ``hf:PATH``, ``tiny:NAME``: :func:`make_backend`, which receives
-    ``backend_options``)."""
-    if spec in SCRIPTED_AGENTS:
-        return SCRIPTED_AGENTS[spec]()
-    if ":" in spec:  # a model backend: openai:MODEL@URL, hf:PATH, tiny:NAME (heavy imports stay lazy)
-        return make_backend(spec, **backend_options)
-    raise _unknown_agent(spec)
-
-
-def check_agent_spec(spec: str) -> None:
-    """Raise the error :func:`make_agent` would raise for a malformed ``spec``, without building or loading
-    anything (commands call it before they create any file)."""
-    if spec in SCRIPTED_AGENTS:
-        return
-    if ":" in spec:
-        check_spec(spec)
-        return
-    raise _unknown_agent(spec)
-
-
-def _unknown_agent(spec: str) -> UnknownNameError:
-    return UnknownNameError(
-        f"unknown agent {spec!r}",
-        hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
-        + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME, pretrained:NAME",
-    )

@@ -115,7 +115,7 @@ def case_digests(env: str, stem: str | None, agents: tuple[str, ...]) -> dict[st
 
 def demo_digests(env: str) -> str:
     from reharness.models.tiny.config import recipe_for
-    from reharness.models.tiny.demos import render_demos
+    from reharness.training.tiny.demos import render_demos
 
     demos, stats = render_demos(env, 4, seed=0, perturb_prob=0.5, thoughts=True)
     recipe = recipe_for(env, "S")

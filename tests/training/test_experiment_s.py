@@ -37,7 +37,7 @@ def micro_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
 
     from reharness.models.tiny.config import recipe_for
-    from reharness.models.tiny.train import train_agent
+    from reharness.training.tiny.train import train_agent
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("policy") / "shop-micro"

@@ -1,7 +1,8 @@
-"""Training (layer ``training``): the harness engineer (SFT, GRPO) and an agent policy (GRPO with rescue).
+"""Training (layer ``training``): the harness engineer (SFT, GRPO), an agent policy (GRPO with rescue) and
+the built-in tiny agents (SFT from scratch).
 
-The only layer besides ``models.tiny`` that imports ``torch``/``transformers``/``trl``, and only inside the
-functions that need them.
+The only layer that trains with ``torch``/``transformers``/``trl`` (``models`` loads them to serve), and only
+inside the functions that need them.
 
 The engineer (Harness-R1):
 
@@ -25,6 +26,10 @@ The policy (Harness-S):
 - :mod:`.rescue`: complementary rescue: one step's groups, all-failed H0 groups re-sampled (under a sibling);
 - :mod:`.episode_rows`: episodes → GRPO rows: token sequences, loss masks, group-normalised advantages;
 - :mod:`.row_chunks`: one forward pass per row: an accumulation chunk split into its rows, padding stripped.
+
+The tiny target agents:
+
+- :mod:`.tiny`: solver demonstrations through the runtime, the tokenizer, SFT from scratch, greedy evaluation.
 
 Shared:
 

@@ -30,11 +30,11 @@ from reharness.core.env_protocol import TextEnvLike
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import find_kit, make_env
-from reharness.models.tiny.interventions import InterventionRates, TurnFacts, add_interventions
 from reharness.models.tiny.spec import TinySpec
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import render_action
+from reharness.training.tiny.interventions import InterventionRates, TurnFacts, add_interventions
 
 _NUMBER = re.compile(r"\b\d+\b")
 

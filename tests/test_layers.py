@@ -63,6 +63,7 @@ LAYERS: list[set[str]] = [
     {"runtime"},
     {"patches"},
     {"failures"},
+    {"measure"},
     {"engineer"},
     {"kits"},
     {"pool"},

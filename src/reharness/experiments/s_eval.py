@@ -165,7 +165,7 @@ def evaluate_env(
 
 def _paired(base: dict[str, Any], other: dict[str, Any], seed: int) -> tuple[float, float, float]:
     """Mean paired difference of success (other − base) and its bootstrap interval; same tasks and seeds."""
-    from reharness.engineer.paired import bootstrap_ci, check_pairing
+    from reharness.measure.paired import bootstrap_ci, check_pairing
 
     check_pairing([tuple(p) for p in base["pairs"]], [tuple(p) for p in other["pairs"]], "evaluation")
     diffs = [o - b for b, o in zip(base["successes"], other["successes"], strict=True)]
@@ -181,7 +181,7 @@ def aggregate(
 ) -> SResult:
     """Rows per (method, env) — ``start`` first, then the methods in training order — Rank-1 per env and the
     per-method average over environments."""
-    from reharness.engineer.paired import bootstrap_ci
+    from reharness.measure.paired import bootstrap_ci
 
     by = {(r["env"], r["method"]): r for r in records}
     rows: list[SRow] = []

@@ -3,8 +3,8 @@
 
 Progress goes to stderr; with ``--json`` stdout holds exactly, for ``r1``,
 ``{rows: [{method, env, success, ci_low, ci_high, broken}], average: {method: success}}`` and, for ``s``,
-``{rows: [{method, env, success, ci_low, ci_high, rollouts}], rank1: [{env, success, ci_low, ci_high}],
-average: {method: success}}``.
+``{rows: [{method, env, success, ci_low, ci_high, rollouts, target_code_rate, tokens, model_calls}], rank1:
+[{env, success, ci_low, ci_high}], average: {method: success}, equal_rollouts: [...]}``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ from reharness.cli.common import (
     stdout,
 )
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
+from reharness.cli.train_policy_cmd import (
+    JudgeModel,
+    ProfileSamples,
+    RewrittenTurns,
+    Route,
+    RouteName,
+    VoteK,
+)
 from reharness.training.data import BATCH_CONCURRENCY
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
@@ -172,8 +180,19 @@ def s(
         ),
     ] = None,
     methods: Annotated[
-        str, typer.Option(help="Trained methods, comma-separated: none, resample, random, router.")
-    ] = "none,resample,random,router",
+        str,
+        typer.Option(
+            help="Trained methods, comma-separated: none, resample, random, placebo (a neutral-sentence "
+            "sibling), vote (profile top-k, then the judges vote), router (--route)."
+        ),
+    ] = "none,resample,random,placebo,vote,router",
+    route: Route = RouteName.validation,
+    vote_k: VoteK = 3,
+    judge_model: JudgeModel = None,
+    profile_samples: ProfileSamples = 2,
+    rewritten_turns: Annotated[
+        RewrittenTurns, typer.Option(help="Turns a hook rewrote or forced: mask, executed or raw.")
+    ] = RewrittenTurns.mask,
     steps: Annotated[int, typer.Option(min=1, help="GRPO optimizer steps of every method.")] = 20,
     k: Annotated[int, typer.Option("--k", min=2, max=64, help="Rollouts per task (GRPO group).")] = 8,
     tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
@@ -190,7 +209,12 @@ def s(
         ),
     ] = True,
     reanchor_every: Annotated[
-        int, typer.Option(min=0, help="Router: re-anchor the profile every R steps (0: never).")
+        int,
+        typer.Option(
+            min=0,
+            help="Routed methods: re-anchor the profile every R steps, plus before step 1 and after training "
+            "(0: never — the pool's profile throughout).",
+        ),
     ] = 10,
     reanchor_n: Annotated[int, typer.Option(min=1, help="Valid tasks per re-anchoring.")] = 40,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes decoded together.")] = 32,
@@ -209,7 +233,9 @@ def s(
     envs = resolve_envs(env)
     check_specs(envs, agents=[agent])
     config = SConfig.build(
-        envs=envs, agent=agent, pool=pool, methods=parse_methods(methods), steps=steps, k=k,
+        envs=envs, agent=agent, pool=pool, methods=parse_methods(methods), route=route.value, vote_k=vote_k,
+        judge_model=judge_model, profile_samples=profile_samples, rewritten_turns=rewritten_turns.value,
+        steps=steps, k=k,
         tasks_per_step=tasks_per_step, temperature=temperature, learning_rate=learning_rate, test_n=test_n,
         equal_rollouts=equal_rollouts, reanchor_every=reanchor_every, reanchor_n=reanchor_n,
         concurrency=concurrency, seed=seed, out=str(out),

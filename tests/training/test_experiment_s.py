@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
-from reharness.core.errors import ConfigError
+from reharness.core.errors import ConfigError, DataError
 from reharness.experiments.s import SConfig
 from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
 from reharness.pool.decision import read_log
@@ -213,3 +213,51 @@ def test_a_run_written_before_learning_rate_existed_resumes_only_with_its_defaul
     _check_same_experiment(out, SConfig(envs=["db"], out=str(out)))  # the default: the same experiment
     with pytest.raises(ConfigError, match="learning_rate=0.0002, not 5e-05"):
         _check_same_experiment(out, SConfig(envs=["db"], learning_rate=5e-5, out=str(out)))
+
+
+def _stored_run(out: Path, seed: int, outcomes: dict[str, list[float]], pairs: list[list[object]]) -> Path:
+    """A finished run's stored files, as `experiment s` writes them (one env, the given per-task outcomes)."""
+    out.mkdir(parents=True)
+    (out / "s_config.json").write_text(SConfig(envs=["shop"], seed=seed, out=str(out)).model_dump_json())
+    records = [
+        {
+            "key": f"shop/{m}",
+            "env": "shop",
+            "method": m,
+            "pairs": pairs,
+            "successes": s,
+            "codes": [[]] * len(s),
+        }
+        for m, s in outcomes.items()
+    ]
+    (out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = [
+        {"env": "shop", "method": m, "target_code_rate": 0.5, "tokens": 10, "model_calls": 2}
+        for m in outcomes
+    ]
+    (out / "result.json").write_text(json.dumps({"rows": rows}))
+    return out
+
+
+def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) -> None:
+    from reharness.experiments.s_seeds import pooled
+
+    pairs = [[f"t{i}", i] for i in range(40)]
+    ones, zeros = [1.0] * 40, [0.0] * 40
+    half = [float(i % 2) for i in range(40)]
+    a = _stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs)
+    b = _stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs)
+    table = pooled([a, b])
+    rows = {r["method"]: r for r in table["rows"]}
+    assert table["seeds"] == [0, 1] and set(rows) == {"start", "none", "router"}
+    router = rows["router"]
+    assert router["success"] == 0.75 and router["per_seed"] == [1.0, 0.5] and router["tokens"] == 20
+    # per task, the seeds' mean difference: +0.5 on the even tasks (router 1 and 0.5 vs none 0), 0 on the odd
+    assert router["vs_none"]["delta"] == 0.25 and router["vs_none"]["verdict"] == "better"
+    assert router["vs_none"]["low"] > 0 and "vs_resample" not in router
+    assert rows["none"]["vs_start"]["delta"] == 0.5
+    c = _stored_run(tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1])
+    with pytest.raises(DataError, match="different test tasks"):
+        pooled([a, c])
+    with pytest.raises(DataError, match="repeat a training seed"):
+        pooled([a, a])

@@ -159,3 +159,15 @@ def test_only_the_group_without_a_success_is_rescued_in_the_same_step() -> None:
     assert all(x.harness == sibling.id and x.role == "rescue" for x in failed.rollouts)
     assert failed.rescue.successes == sum(x.success for x in failed.rollouts) > 0
     assert report.summary()["rescues_tried"] == 1 and engine.stats.episodes == {"h0": 8, "rescue": 4}
+
+
+def test_a_profile_measured_at_another_temperature_is_named_with_its_fix() -> None:
+    from reharness.training.reanchor import temperature_mismatch
+
+    p = pool()
+    profile = router(p).profile  # recorded without a temperature: the pool's H0 sampling (greedy)
+    assert temperature_mismatch(profile, p, 0.0) is None
+    warning = temperature_mismatch(profile, p, 1.0)
+    assert warning is not None and "temperature 0" in warning and "--reanchor-at-start" in warning
+    profile.temperature = 1.0
+    assert temperature_mismatch(profile, p, 1.0) is None

@@ -219,14 +219,19 @@ def s(
     reanchor_n: Annotated[int, typer.Option(min=1, help="Valid tasks per re-anchoring.")] = 40,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes decoded together.")] = 32,
     seed: Annotated[int, typer.Option(help="Seed (task stream, rollouts, test tasks).")] = 0,
+    test_seed: Annotated[
+        int | None,
+        typer.Option(help="Seed of the held-out test tasks (default --seed): one fresh value for all seeds."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
     executor: Executor = ExecutorKind.local,
     ray_address: RayAddress = None,
     ray_actors: RayActors = None,
 ) -> None:
-    """Harness-S: train the policy with GRPO in H0 with sibling rescue (router) and its baselines (none,
-    resample, random) from the same start, seed and task stream; evaluate every policy in H0 on held-out
-    test tasks (plus start, plus the router policy with Rank-1 routing). Writes report.md and result.json."""
+    """Harness-S: train the policy with GRPO in H0 with sibling rescue (router, vote) and its baselines
+    (none, resample, random, placebo) from the same start, seed and task stream; evaluate every policy in H0
+    on held-out test tasks (plus start, plus the router policy with Rank-1 routing). Writes report.md and
+    result.json."""
     from reharness.cli.train_cmd import resolve_envs
     from reharness.experiments.s import SConfig, check_inputs, parse_methods, run_s
 
@@ -238,7 +243,7 @@ def s(
         steps=steps, k=k,
         tasks_per_step=tasks_per_step, temperature=temperature, learning_rate=learning_rate, test_n=test_n,
         equal_rollouts=equal_rollouts, reanchor_every=reanchor_every, reanchor_n=reanchor_n,
-        concurrency=concurrency, seed=seed, out=str(out),
+        concurrency=concurrency, seed=seed, test_seed=test_seed, out=str(out),
     )  # fmt: skip
     check_inputs(config)  # agents and pools, before anything is written
     with executor_scope(executor, ray_address, ray_actors):  # pool, training rollouts, evaluations
@@ -258,6 +263,47 @@ def s(
         )
     stdout.print(table)
     stdout.print(f"report: {out / 'report.md'}", highlight=False)
+
+
+@experiment_app.command("s-seeds")
+@friendly_errors
+def s_seeds(
+    runs: Annotated[
+        list[Path], typer.Argument(help="experiment s output directories, one per training seed.")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the pooled table as JSON.")] = False,
+) -> None:
+    """Pool several training seeds' `experiment s` runs (same options, one shared --test-seed) into one
+    table, from their stored files only: mean success, paired differences vs start, none and resample over
+    the shared test tasks (bootstrap over tasks), an ordering only where the interval excludes 0."""
+    from reharness.experiments.s_seeds import pooled
+
+    table_data = pooled(runs)
+    if as_json:
+        print(json.dumps(table_data))
+        return
+    table = Table(title=f"held-out success in H0, training seeds {table_data['seeds']}")
+    for col in ("env", "method", "success", "per seed", "targeted codes", "vs none", "vs resample"):
+        table.add_column(col)
+    for row in table_data["rows"]:
+        cells = []
+        for other in ("none", "resample"):
+            v = row.get(f"vs_{other}")
+            cells.append(
+                "-"
+                if v is None
+                else f"{100 * v['delta']:+.1f} [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}] {v['verdict']}"
+            )
+        per_seed = " ".join(f"{100 * x:.1f}" for x in row["per_seed"])
+        table.add_row(
+            row["env"],
+            row["method"],
+            f"{row['success']:.1%}",
+            per_seed,
+            f"{row['target_code_rate']:.1%}",
+            *cells,
+        )
+    stdout.print(table)
 
 
 def _with_progress(run: Callable[..., Any], config: Any) -> Any:

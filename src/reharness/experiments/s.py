@@ -113,7 +113,7 @@ def check_inputs(config: SConfig) -> None:
 def _check_same_experiment(out: Path, config: SConfig) -> None:
     """Refuse to mix an earlier experiment's trainings with other options (``test_n``, ``methods``,
     ``equal_rollouts`` and ``concurrency`` may change: they add or re-run evaluations only)."""
-    free = {"test_n", "methods", "equal_rollouts", "concurrency", "out", "envs"}
+    free = {"test_n", "test_seed", "methods", "equal_rollouts", "concurrency", "out", "envs"}
     refuse_other_options(out / "s_config.json", config, run="an experiment s run", free=free)
 
 

@@ -63,6 +63,11 @@ class SConfig(BaseModel):
     reanchor_n: int = Field(40, gt=0, description="Valid tasks per re-anchoring.")
     concurrency: int = Field(32, gt=0, le=1024, description="Episodes decoded together.")
     seed: int = 0
+    test_seed: int | None = Field(
+        None,
+        description="Seed of the held-out test tasks (None: seed). Give several training seeds one fresh "
+        "test seed, so every seed's policies meet the same tasks.",
+    )
     out: str = "s"
 
     @field_validator("methods")
@@ -95,6 +100,11 @@ class SConfig(BaseModel):
         if self.pool is None:
             return Path(self.out) / env / "pool"
         return Path(self.pool.replace("{env}", env))
+
+    @property
+    def eval_seed(self) -> int:
+        """The seed choosing the test tasks and their episode seeds."""
+        return self.seed if self.test_seed is None else self.test_seed
 
     @property
     def micro_batches(self) -> int:

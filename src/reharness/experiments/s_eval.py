@@ -1,7 +1,8 @@
 """Held-out evaluation of ``reharness experiment s`` (see :mod:`.s`) and the aggregation into its rows.
 
 Every policy — the starting one (``start``) and each trained method — runs the same ``test_n`` ``test``
-tasks with the same seeds under H0 (the env's base harness, greedy) through the ordinary batch executor
+tasks with the same seeds under H0 (the pool's base harness — the one every method trained in —, greedy;
+the tasks chosen by ``test_seed``, default the training seed) through the ordinary batch executor
 (:func:`~reharness.runtime.executor.run_batch`, runs stored under ``OUT/ENV/runs``). The ``router`` policy
 also runs with Rank-1 routing on the pool's profile (:class:`~reharness.pool.routed_run.Rank1Route`, the
 route of ``reharness run --pool POOL --route rank1``). One record per (env, method) is appended to
@@ -80,7 +81,12 @@ async def _run(
     from reharness.runtime.harness import Harness
 
     spec = RunSpec(
-        env=env, agent=label, split="test", n=config.test_n, seed=config.seed, concurrency=config.concurrency
+        env=env,
+        agent=label,
+        split="test",
+        n=config.test_n,
+        seed=config.eval_seed,
+        concurrency=config.concurrency,
     )
     agent = make_agent(f"hf:{model_dir}", max_batch_size=config.concurrency)
     runs = Path(config.out) / env / "runs"
@@ -106,11 +112,12 @@ async def _run(
         await agent.close()
 
 
-def _reusable(old: dict[str, Any], weights: str, n: int, profile: Path | None) -> bool:
+def _reusable(old: dict[str, Any], weights: str, config: SConfig, profile: Path | None) -> bool:
     """Whether a stored record answers this evaluation (same weights, tasks and Rank-1 profile, and
     written with the per-episode failure codes)."""
     same_profile = old.get("rank1_profile") == (str(profile) if profile else None)
-    return old["weights"] == weights and old["n"] == n and "codes" in old and same_profile
+    same_tasks = old["n"] == config.test_n and old.get("test_seed", config.seed) == config.eval_seed
+    return old["weights"] == weights and same_tasks and "codes" in old and same_profile
 
 
 def rank1_profile(config: SConfig, env: str) -> Path:
@@ -149,7 +156,7 @@ def evaluate_env(
         old = done.get(key)
         routed = method == RANK1 and has_siblings
         profile = rank1_profile(config, env) if routed else None
-        if old is not None and _reusable(old, weights, config.test_n, profile):
+        if old is not None and _reusable(old, weights, config, profile):
             records.append(old)
             continue
         notify(
@@ -176,6 +183,7 @@ def evaluate_env(
             "n": len(episodes),
             "pairs": [[e.task_identity, e.seed] for e in episodes],
             "successes": [float(e.success) for e in episodes],
+            "test_seed": config.eval_seed,
             "codes": [sorted(e.failure_codes) for e in episodes],
             "harness_ids": sorted({e.harness_id for e in episodes}),
             "rank1_profile": str(profile) if profile else None,

@@ -252,7 +252,7 @@ class TrainingSession:
             self.model.train()
         self.last_report = report
         rows, stats = self._rows(report)
-        summary = report.summary() | _rescued_turns(report)
+        summary = report.summary() | report.rescued_turns()
         after = self.engine.stats.as_dict()
         costs = {
             key: {role: after[key].get(role, 0) - before[key].get(role, 0) for role in after[key]}
@@ -411,16 +411,6 @@ class TrainingSession:
 
         self.loop.run_until_complete(_close())
         self.loop.close()
-
-
-def _rescued_turns(report: StepReport) -> dict[str, int]:
-    """Rescued successes of a step, and how many of them hold a rewritten or forced turn (a repair the
-    harness made, not the policy: nothing to learn from under ``--rewritten-turns mask``)."""
-    from reharness.training.episode_rows import REWRITE_FLAGS
-
-    wins = [r for g in report.groups if g.rescue is not None for r in g.rollouts if r.success]
-    rewritten = sum(any(f in REWRITE_FLAGS for t in r.turns for f in t.flags) for r in wins)
-    return {"rescued_successes": len(wins), "rescued_with_rewrites": rewritten}
 
 
 def _rollouts_on(executor: Any) -> bool:

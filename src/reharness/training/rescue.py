@@ -84,6 +84,15 @@ class StepReport:
     def attempts(self) -> list[RescueAttempt]:
         return [g.rescue for g in self.groups if g.rescue is not None]
 
+    def rescued_turns(self) -> dict[str, int]:
+        """Rescued successes of the step, and how many of them hold a rewritten or forced turn (a repair
+        the harness made, not the policy: nothing to learn from under ``--rewritten-turns mask``)."""
+        from reharness.training.episode_rows import REWRITE_FLAGS
+
+        wins = [r for g in self.groups if g.rescue is not None for r in g.rollouts if r.success]
+        rewritten = sum(any(f in REWRITE_FLAGS for t in r.turns for f in t.flags) for r in wins)
+        return {"rescued_successes": len(wins), "rescued_with_rewrites": rewritten}
+
     def summary(self) -> dict[str, Any]:
         base = [r for g in self.groups for r in g.base]
         attempts = self.attempts

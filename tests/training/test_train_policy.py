@@ -228,6 +228,20 @@ def test_equal_compute_resampling_and_no_rescue(pool_dir: Path, tmp_path: Path) 
     assert line["rescues_succeeded"] == 0  # a neutral sentence does not lift the 3-step budget
 
 
+def test_reanchor_every_zero_never_measures_and_vote_logs_its_judges(pool_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "vote"
+    config = PolicyTrainConfig(
+        **MICRO, pool=str(pool_dir), rescue="router", route="vote", reanchor_every=0, steps=1, out=str(out)
+    )
+    summary = train_policy(config)
+    assert not (out / "profiles").exists() and not (out / "reanchor").exists()  # the off switch
+    assert summary["final_profile"] is None and "reanchor" not in summary["costs"]["episodes"]
+    decisions = read_log(out / "decisions.jsonl")
+    assert len(decisions) == 2 and all(d.strategy == "vote" for d in decisions)
+    assert all([v.judge for v in d.votes] == ["direction", "behaviour"] for d in decisions)
+    assert all(len(d.candidates) == 2 and d.choice[0] == d.outcome[0].sibling_id for d in decisions)
+
+
 def test_cli_json_contract(pool_dir: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -1,7 +1,7 @@
 """Benchmark: wall time of one engineer GRPO step and the share of it spent in paired reruns.
 
 Collects ``--batches`` household packets of a target (default: the clumsy scripted expert of
-``tests/engineer/test_paired.py``, whose near-miss commands a patch can fix; or ``--agent SPEC``), trains
+``tests/clumsy.py``, whose near-miss commands a patch can fix; or ``--agent SPEC``), trains
 the tiny engineer with SFT for ``--sft-steps`` steps, then runs ``--steps`` GRPO steps with ``--k``
 completions per packet and prints the wall time per step, the share of it spent in paired reruns, the mean
 reward and the share of valid replies per step. The rest of a step is generation (the engineer writes ``k``
@@ -43,8 +43,8 @@ def main() -> None:
 
     agents = None
     if args.agent is None:
-        sys.path.insert(0, str(ROOT / "tests" / "engineer"))
-        from test_paired import ClumsySolver
+        sys.path.insert(0, str(ROOT / "tests"))
+        from clumsy import ClumsySolver
 
         agents = {"household": ClumsySolver()}
     out = Path(args.out or tempfile.mkdtemp(prefix="bench-grpo-"))

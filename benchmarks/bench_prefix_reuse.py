@@ -29,8 +29,8 @@ from pathlib import Path
 
 from reharness.core.errors import ConfigError
 from reharness.core.types import SamplingParams
-from reharness.engineer.baseline import Target, get_baseline
-from reharness.engineer.paired import evaluate_patch
+from reharness.measure.baseline import Target, get_baseline
+from reharness.measure.paired import evaluate_patch
 from reharness.models.registry import make_backend, resolve_tiny
 from reharness.patches import load_patch
 from reharness.runtime import RunSpec, base_harness_config

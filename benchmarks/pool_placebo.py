@@ -23,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from reharness.engineer.baseline import Target, get_baseline
 from reharness.engineer.improve import Events
-from reharness.engineer.paired import compare
+from reharness.measure.baseline import Target, get_baseline
+from reharness.measure.paired import compare
 from reharness.models.registry import make_agent
 from reharness.pool.evolve import EvolveConfig, batch_spec
 from reharness.pool.measure import run_paired

@@ -60,6 +60,7 @@ LAYERS: list[set[str]] = [
     {"runtime"},
     {"patches"},
     {"failures"},
+    {"measure"},
     {"engineer"},
     {"kits"},
     {"pool"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from reharness.engineer.baseline import stored_cost
+from reharness.measure.baseline import stored_cost
 from reharness.store.records import EpisodeRecord
 
 OLD = {  # an episode line as reharness-trajectory-v1 wrote it before `attempts`, `replayed`, ...

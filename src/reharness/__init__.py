@@ -15,7 +15,8 @@ Subpackages, lowest layer first (imports point downward only; DESIGN.md, "Layers
 - :mod:`.runtime`: harness configs and overlays, hook points and effects, the episode loop, batch executors;
 - :mod:`.patches`: patch formats and dialects, static validation (L1) and the sandbox for hook code;
 - :mod:`.failures`: failure codes, generic detectors, runtime signals and failure packets;
-- :mod:`.engineer`: harness engineers that propose patches, paired evaluation and ``reharness improve``;
+- :mod:`.measure`: cached baselines, paired evaluation and prefix reuse on a batch resolved once;
+- :mod:`.engineer`: harness engineers that propose patches and ``reharness improve``;
 - :mod:`.kits`: the environment kits: built-in environments and real benchmarks on the public kit API;
 - :mod:`.pool`: Harness-S's sibling pool: directions, siblings, evolution, behaviour profiles, the router;
 - :mod:`.training`: TRL training: the engineer's SFT and GRPO, policy GRPO with sibling rescue;

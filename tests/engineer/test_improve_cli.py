@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_paired import SNAP, ClumsySolver, hook_patch
+from clumsy import SNAP, ClumsySolver, hook_patch
 from typer.testing import CliRunner
 
 from reharness.cli.main import app

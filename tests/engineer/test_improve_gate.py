@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from clumsy import ClumsySolver
 from test_improve_cli import FixedEngineer, config
-from test_paired import ClumsySolver
 
 from reharness.engineer.improve import ImproveResult, improve, select_best
-from reharness.engineer.paired import PairedResult
+from reharness.measure.paired import PairedResult
 from reharness.patches import Patch, load_patch
 
 LOOK, HEAT, SIMPLE, COOL = (

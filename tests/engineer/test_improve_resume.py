@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clumsy import ClumsySolver
 from test_improve_cli import config
-from test_paired import ClumsySolver
 
 from reharness.core.errors import NoValidReplyError
 from reharness.core.types import ChatRequest, ChatResponse
@@ -32,11 +32,11 @@ from reharness.engineer.improve import improve
 from reharness.runtime.agents import Agent
 from reharness.store.run_store import RunStore
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/: clumsy.py
 LAUNCH = """
 import asyncio, os, sys
 sys.path.insert(0, sys.argv.pop(1))
-from test_paired import ClumsySolver
+from clumsy import ClumsySolver
 from reharness.runtime.agents import SCRIPTED_AGENTS
 
 class SlowClumsy(ClumsySolver):

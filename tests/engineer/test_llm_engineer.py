@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -232,6 +233,25 @@ def test_engineer_specs() -> None:
         make_engineer("llm:")
     with pytest.raises(UnknownNameError, match="unknown engineer"):
         make_engineer("gpt-4o")
+
+
+def test_engineer_registry_resolves_aliases_prefixes_and_lists_every_spec(tmp_path: Path) -> None:
+    from reharness.engineer.factory import ENGINEERS, check_engineer_spec
+    from reharness.engineer.operators.registry import LENIENT
+
+    assert check_engineer_spec("self_refine") == ("self-refine", "")  # an alias
+    assert check_engineer_spec(" operators+lenient ") == ("operators", "lenient")
+    assert check_engineer_spec("llm:tiny:household-S") == ("llm", "tiny:household-S")
+    assert check_engineer_spec(f"hf:{tmp_path}") == ("llm", f"hf:{tmp_path}")  # hf:PATH is llm:hf:PATH
+    lenient = make_engineer("operators+lenient")
+    assert isinstance(lenient, OperatorEngineer) and set(LENIENT) <= set(lenient.operators)
+    assert not set(LENIENT) & set(make_engineer("operators").operators)
+    with pytest.raises(UnknownNameError) as err:
+        make_engineer("self-refin")
+    assert err.value.message == "unknown engineer 'self-refin'"
+    assert "did you mean 'self-refine'" in err.value.hint
+    # help texts list what the registry accepts
+    assert ENGINEERS.describe() == "operators, operators+lenient, self-refine, llm:BACKEND or hf:PATH"
 
 
 def test_program_replies_that_fail_the_static_checks_are_resampled(

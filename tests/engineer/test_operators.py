@@ -112,9 +112,23 @@ def test_parameters_and_names_are_checked() -> None:
         get_operator("loop_breaker").build({"mode": "force"}, "db")
     with pytest.raises(UnknownNameError) as unknown:
         get_operator("snap_to_admisible")
-    assert "snap_to_admissible" in (unknown.value.hint or "")
+    assert unknown.value.message == "unknown repair operator 'snap_to_admisible'"
+    assert "did you mean 'snap_to_admissible'" in (unknown.value.hint or "")
     with pytest.raises(ConfigError, match="listed twice"):
         merge([(snap, {}), (snap, {})], "household")
+
+
+def test_operator_lookup_by_name_knows_generic_kit_and_built_in_kits_operators() -> None:
+    from reharness.engineer.operators import OPERATORS
+
+    assert get_operator("snap_to_admissible") is OPERATORS.get("snap_to_admissible")
+    assert "show_admissible" in OPERATORS and "lenient_extract" in OPERATORS  # knobs and lenient ones
+    assert "sql_error_hint" not in OPERATORS  # a kit's own operator comes from its kit
+    assert get_operator("sql_error_hint", "db").name == "sql_error_hint"
+    assert get_operator("purchase_guard").name == "purchase_guard"  # a built-in kit's, with no env given
+    with pytest.raises(UnknownNameError) as unknown:
+        get_operator("sql_eror_hint", "db")
+    assert "did you mean 'sql_error_hint'" in (unknown.value.hint or "")
 
 
 @pytest.mark.parametrize("env", ENVS)

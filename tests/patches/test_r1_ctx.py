@@ -244,3 +244,19 @@ def test_household_repetition_counters() -> None:
         len(post[-1]["history"]["last_actions"]) == 6 and len(post[-1]["history"]["last_observations"]) == 4
     )
     assert post[-1]["predicates"]["remaining_steps_low"] and post[-1]["state"]["remaining_steps"] == 0
+
+
+def test_benchmarks_are_a_registry_derived_from_the_kits() -> None:
+    from reharness.core.errors import ConfigError, UnknownNameError
+    from reharness.envs.registry import make_env
+    from reharness.runtime.r1.factory import make_adapter, r1_benchmark, r1_benchmark_registry, r1_benchmarks
+
+    assert r1_benchmarks() == {"alfworld": "household", "webshop": "shop", "dbbench": "db"}
+    assert r1_benchmark("shop") == "webshop" and r1_benchmark("code") == "code"  # no benchmark: itself
+    with pytest.raises(UnknownNameError) as err:
+        r1_benchmark_registry().get("webshp")
+    assert err.value.message == "unknown Harness-R1 benchmark 'webshp'"
+    assert "did you mean 'webshop'" in (err.value.hint or "")
+    with pytest.raises(ConfigError, match="need a Harness-R1 benchmark") as none:
+        make_adapter(make_env("code"), 10)
+    assert "household (alfworld)" in (none.value.hint or "")

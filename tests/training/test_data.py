@@ -7,9 +7,9 @@ from pathlib import Path
 
 from conftest import collect
 
-from reharness.engineer.paired import PairedResult
 from reharness.engineer.prompts import build_messages
 from reharness.failures.packets import FailurePacket
+from reharness.measure.paired import PairedResult
 from reharness.patches.reply import extract_patch
 from reharness.runtime import RunSpec
 from reharness.runtime.executor import planned_episodes

@@ -13,8 +13,8 @@ from targets import SNAP, ClumsySolver
 
 from reharness.core.errors import ConfigError
 from reharness.engineer.base import render_reply
-from reharness.engineer.baseline import Baseline, Target, get_baseline
-from reharness.engineer.paired import PairingError, evaluate_patch
+from reharness.measure.baseline import Baseline, Target, get_baseline
+from reharness.measure.paired import PairingError, evaluate_patch
 from reharness.patches import Patch
 from reharness.runtime import RunSpec
 from reharness.runtime.harness import HarnessConfig

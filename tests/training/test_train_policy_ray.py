@@ -35,7 +35,7 @@ from reharness.training.policy_train import train_policy  # noqa: E402
 
 SRC = Path(reharness.__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
-TEST_AGENTS = [HERE, HERE.parent / "engineer"]  # the clumsy target (targets.py -> test_paired.py) for actors
+TEST_AGENTS = [HERE, HERE.parent]  # the clumsy target (targets.py -> tests/clumsy.py) for actors
 
 
 @pytest.fixture(scope="module")

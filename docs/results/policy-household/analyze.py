@@ -4,7 +4,7 @@ import json
 import sys
 from pathlib import Path
 
-from reharness.engineer.paired import bootstrap_ci
+from reharness.measure.paired import bootstrap_ci
 
 log = Path(sys.argv[1]).read_text().splitlines()
 runs = {}

@@ -17,6 +17,7 @@ from rich.table import Table
 from reharness.cli.common import RetryErrors, friendly_errors, output_dir, stderr, stdout
 from reharness.cli.progress import RichEvents, batch_progress
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
+from reharness.engineer.factory import ENGINEERS
 from reharness.envs.registry import DEMO_AGENT, DEMO_ENV
 
 
@@ -74,7 +75,7 @@ def improve(
         ),
     ],
     agent: Annotated[str, typer.Option(help="Frozen target: solver, random, tiny:NAME, hf:PATH, openai:….")],
-    engineer: Annotated[str, typer.Option(help="Engineer: operators, self-refine or llm:BACKEND.")],
+    engineer: Annotated[str, typer.Option(help=f"Engineer: {ENGINEERS.describe()}.")],
     batch_size: Annotated[int, typer.Option(help="Train tasks per round (the batch B).")] = 20,
     k: Annotated[int, typer.Option("--k", help="Candidate patches per round.")] = 4,
     rounds: Annotated[
@@ -152,7 +153,7 @@ def demo(
     eval_n: Annotated[int, typer.Option(help="Held-out test tasks.")] = 100,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     agent: Annotated[str, typer.Option(help="Target agent (default: the built-in tiny agent).")] = DEMO_AGENT,
-    engineer: Annotated[str, typer.Option(help="Engineer.")] = "operators",
+    engineer: Annotated[str, typer.Option(help=f"Engineer: {ENGINEERS.describe()}.")] = "operators",
     max_steps: Annotated[
         int | None, typer.Option(help="Step limit per episode (default: the environment's, 50).")
     ] = None,

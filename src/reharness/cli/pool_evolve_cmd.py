@@ -14,6 +14,7 @@ from reharness.cli.common import check_specs, friendly_errors, output_dir, stder
 from reharness.cli.pool_route import Rank1Prior
 from reharness.cli.progress import RichEvents, batch_progress
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
+from reharness.engineer.factory import ENGINEERS
 
 
 def _summary(result: Any) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def evolve_command(
         ),
     ],
     agent: Annotated[str, typer.Option(help="Target policy: tiny:NAME, hf:PATH, openai:…, solver, random.")],
-    engineer: Annotated[str, typer.Option(help="Engineer: operators, llm:BACKEND or hf:PATH.")] = "operators",
+    engineer: Annotated[str, typer.Option(help=f"Engineer: {ENGINEERS.describe()}.")] = "operators",
     directions: Annotated[
         str | None, typer.Option(help="Directions: comma-separated names, or a YAML file (default: all).")
     ] = None,

@@ -30,12 +30,13 @@ from reharness.cli.pool_route import Rank1Prior, build_route, check_pool_options
 from reharness.cli.progress import time_columns
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, close_executor
 from reharness.core.secrets import redact
-from reharness.envs.registry import get_kit, make_env, resolve_env_name
+from reharness.envs.registry import get_kit, resolve_env_name
 from reharness.failures.detectors import failure_codes
 from reharness.models.registry import make_agent
 from reharness.runtime.agents import GoldAgent
-from reharness.runtime.executor import BatchResult, RunSpec, env_kwargs, run_batch, select_tasks
+from reharness.runtime.executor import BatchResult, RunSpec, run_resolved
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
+from reharness.runtime.resolved import resolve_run
 from reharness.store.records import first_infrastructure_error
 
 
@@ -167,14 +168,14 @@ def run(
         patch or [], isolation.value, concurrency, dialect, env_name
     )  # before any model
     # a bad task file, split, --n or agent for the env is reported before a progress bar starts
-    tasks_env = make_env(env_name, **env_kwargs(spec, Harness(config, overlays)))
+    resolved = resolve_run(spec, Harness(config, overlays))  # the tasks, chosen once for the whole run
     try:
-        select_tasks(tasks_env, spec)
         policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
         if isinstance(policy, GoldAgent):
-            policy.check_env(tasks_env)
-    finally:
-        tasks_env.close()
+            policy.check_env(resolved.planning_env())
+    except BaseException:
+        resolved.close()
+        raise
     episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -203,14 +204,13 @@ def run(
 
         async def go() -> BatchResult:
             try:
-                base, chosen = Harness(config, overlays), None
+                batch, chosen = resolved, None
                 if pool is not None:
                     chosen = await build_route(pool, route or "rank1", spec, policy, out, rank1_prior)
-                    base = Harness(chosen.pool.h0)
-                result = await run_batch(
-                    spec,
+                    batch = resolved.with_harness(Harness(chosen.pool.h0))
+                result = await run_resolved(
+                    batch,
                     policy,
-                    base,
                     out,
                     overwrite,
                     on_start,
@@ -225,6 +225,7 @@ def run(
                     routing["rollouts"] = chosen.rollouts_per_task * len(result.episodes)
                 return result
             finally:
+                resolved.close()  # the planning env, unless the run took it
                 await close_executor(episodes_on)  # Ray actors (their envs, sandbox workers, models)
                 await policy.close()  # HTTP pools, model worker threads
 

@@ -51,6 +51,7 @@ from reharness.cli.train_launch import (
 )
 from reharness.cli.train_policy_cmd import policy_command
 from reharness.core.errors import ConfigError
+from reharness.engineer.factory import ENGINEERS
 from reharness.runtime.r1.factory import r1_benchmarks
 from reharness.training.data import BATCH_CONCURRENCY
 
@@ -126,7 +127,7 @@ def engineer(
     agent: Annotated[
         str, typer.Option(help="Frozen target agent spec; {env} is replaced per environment.")
     ] = "tiny:{env}-S",
-    teacher: Annotated[str, typer.Option(help="Teacher engineer: operators or llm:BACKEND.")] = "operators",
+    teacher: Annotated[str, typer.Option(help=f"Teacher engineer: {ENGINEERS.describe()}.")] = "operators",
     base: Annotated[
         Path | None, typer.Option(help="SFT: a local Hugging Face model dir to fine-tune (default: tiny).")
     ] = None,

@@ -3,7 +3,8 @@
 Proposers:
 
 - :mod:`.base`: :class:`Engineer`, :class:`Proposal`;
-- :mod:`.factory`: :func:`make_engineer` (specs ``operators``, ``self-refine``, ``llm:BACKEND``);
+- :mod:`.factory`: the spec registry :data:`ENGINEERS` and :func:`make_engineer` (``operators``,
+  ``self-refine``, ``llm:BACKEND``, ...);
 - :mod:`.operators`: the repair-operator library and :class:`OperatorEngineer` (the built-in teacher);
 - :mod:`.self_refine`: :class:`SelfRefineEngineer`, the fixed-rule Self-Refine baseline;
 - :mod:`.llm`: the prompted engineer :class:`LLMEngineer` on any model backend;
@@ -12,11 +13,8 @@ Proposers:
 - :mod:`.program`: repair programs: a compact reply language a tiny engineer writes, compiled to hook code;
 - :mod:`.program_prefix`: whether a partial reply can still become a valid program (constrained decoding).
 
-Judging candidates, and the Harness-R1 loop at inference time:
+The Harness-R1 loop at inference time (candidates are judged by :mod:`reharness.measure`):
 
-- :mod:`.baseline`: frozen targets and cached baselines: what a patch is compared against, paid for once;
-- :mod:`.paired`: paired evaluation: rerun the frozen target with a patch on the baseline's tasks and seeds;
-- :mod:`.prefix`: prefix reuse: replay a baseline's model outputs until a patched episode diverges;
 - :mod:`.improve`: the loop of ``reharness improve``;
 - :mod:`.improve_result`: ``reharness improve``'s validated config and result, shared by loop and reports;
 - :mod:`.report`: ``reharness improve``'s candidate table (CSV) and Markdown report.
@@ -29,8 +27,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from reharness.engineer.base import ENGINEER_SPECS, Engineer, Proposal, error_counts
-from reharness.engineer.factory import make_engineer
+from reharness.engineer.base import Engineer, Proposal, error_counts
+from reharness.engineer.factory import ENGINEER_SPECS, ENGINEERS, make_engineer
 
 if TYPE_CHECKING:
     from reharness.engineer.llm import LLMEngineer
@@ -46,6 +44,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "ENGINEERS",
     "ENGINEER_SPECS",
     "GENERIC",
     "Engineer",

@@ -28,8 +28,6 @@ from reharness.patches.validate import validate_patch
 if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
 
-#: The engineer specs :func:`reharness.engineer.factory.make_engineer` knows (``llm:`` takes a backend spec).
-ENGINEER_SPECS: tuple[str, ...] = ("operators", "self-refine", "llm:BACKEND", "hf:PATH")
 #: Error code of a proposal whose patch names another environment than the packet's.
 WRONG_ENV = "wrong_env"
 #: Error code of a proposal whose model call failed (HTTP error, timeout, backend crash).

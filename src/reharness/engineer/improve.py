@@ -1,11 +1,12 @@
 """The Harness-R1 loop at inference time: ``reharness improve``.
 
-One round: run the frozen target on a batch of ``train`` tasks (cached baseline, :mod:`.baseline`) → failure
-packet (:func:`reharness.failures.extract_packet`) → ``k`` proposals from the engineer → static validation →
-paired rerun of every candidate on the same tasks and seeds, concurrently (:mod:`.paired`) → accept the best
-candidate whose Δ_B > 0 and whose broken-task count ≤ ``max_regressions`` (ties: fewer broken, more rescued,
-lower index). After the last round the accepted harness is compared with the unpatched one on the held-out
-split (``eval_split``, ``eval_n`` tasks, paired, with bootstrap intervals).
+One round: run the frozen target on a batch of ``train`` tasks (cached baseline,
+:mod:`reharness.measure.baseline`) → failure packet (:func:`reharness.failures.extract_packet`) → ``k``
+proposals from the engineer → static validation → paired rerun of every candidate on the same tasks and seeds,
+concurrently (:mod:`reharness.measure.paired`) → accept the best candidate whose Δ_B > 0 and whose broken-task
+count ≤ ``max_regressions`` (ties: fewer broken, more rescued, lower index). After the last round the accepted
+harness is compared with the unpatched one on the held-out split (``eval_split``, ``eval_n`` tasks, paired,
+with bootstrap intervals).
 
 **Rounds.** Round 1 uses batch seed ``seed``; round ``r > 1`` draws a new batch of train tasks (seed derived
 from ``seed`` and ``r``) and starts from the previous accepted harness: its baseline already runs the accepted
@@ -21,7 +22,7 @@ baseline and patched run; rerunning the same command loads them) and ``timings.j
 the only non-deterministic file). Every file is written through :func:`reharness.core.secrets.redact`.
 
 **Restarts.** An interrupted ``improve`` resumes every run where it stopped; costs are recounted from the
-stored episodes (:func:`reharness.engineer.baseline.stored_cost`), so the files report the same costs as an
+stored episodes (:func:`reharness.measure.baseline.stored_cost`), so the files report the same costs as an
 uninterrupted invocation. Episodes that ended in an infrastructure error (model server or env failed) are
 counted in ``policy_errors`` / ``env_errors`` and kept on resume unless ``retry_errors`` is set; a baseline
 in which no model request got a valid reply stops the loop (``NoValidReplyError``, exit status 3).
@@ -37,15 +38,16 @@ from typing import TYPE_CHECKING, Any
 from reharness.core.errors import ConfigError, ReharnessError
 from reharness.core.hashing import derive_seed
 from reharness.core.secrets import redact
-from reharness.engineer.baseline import Baseline, Target, get_baseline
 from reharness.engineer.improve_result import CandidateRow, ImproveConfig, ImproveResult, RoundSummary
-from reharness.engineer.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
-from reharness.envs.registry import make_env, resolve_env_name
+from reharness.envs.registry import get_kit, resolve_env_name
+from reharness.measure.baseline import Baseline, Target, get_baseline
+from reharness.measure.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
 from reharness.models.registry import make_agent
 from reharness.patches.model import Patch
 from reharness.runtime.agents import Agent
-from reharness.runtime.executor import RunSpec, env_kwargs
+from reharness.runtime.executor import RunSpec
 from reharness.runtime.harness import Harness, HarnessConfig, base_harness_config
+from reharness.runtime.resolved import env_kwargs
 from reharness.store.records import EpisodeRecord
 
 if TYPE_CHECKING:
@@ -146,7 +148,7 @@ class _Loop:
         for split, n, flag in (("train", c.batch_size, "--batch-size"), (c.eval_split, c.eval_n, "--eval-n")):
             where = f"--eval-split {split}" if flag == "--eval-n" else "the train split"
             try:
-                env = make_env(self.env, **env_kwargs(self.spec(split, n, c.seed), Harness(self.base)))
+                env = get_kit(self.env).make(**env_kwargs(self.spec(split, n, c.seed), Harness(self.base)))
             except ReharnessError as exc:
                 raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
             total = env.num_tasks()

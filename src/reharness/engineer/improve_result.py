@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reharness.core.errors import options_error
-from reharness.engineer.paired import PairedResult
+from reharness.measure.paired import PairedResult
 
 
 class ImproveConfig(BaseModel):

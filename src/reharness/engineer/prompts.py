@@ -33,7 +33,7 @@ from reharness.runtime.effects import (
     MAX_SKILLS,
     MAX_TEXT_CHARS,
 )
-from reharness.runtime.r1.factory import r1_benchmarks
+from reharness.runtime.r1.factory import r1_benchmark
 
 if TYPE_CHECKING:
     from reharness.failures.packets import FailurePacket
@@ -83,11 +83,6 @@ EXAMPLE_CODE = (
     '    nb["hints"] = nb.get("hints", 0) + 1\n'
     '    return {"type": "inject_hint", "message": "That action failed. Try a different one."}\n'
 )
-
-
-def r1_benchmark(env: str) -> str:
-    """Harness-R1's benchmark name for a reharness environment (the env name itself if it has none)."""
-    return next((b for b, e in r1_benchmarks().items() if e == env), env)
 
 
 def _kind(value: Any) -> str:

@@ -27,16 +27,22 @@ class EnvCheckError(ReharnessError):
         super().__init__("environment check failed:\n  - " + "\n  - ".join(problems))
 
 
-def _pick_action(env: Any, info: dict[str, Any], step: int) -> str:
+#: What :func:`check_env` checks: a gymnasium environment (the contract is text spaces: ``Env[str, str]``;
+#: whatever its spaces are, the check reports them).
+Candidate = gymnasium.Env[Any, Any]
+
+
+def _pick_action(env: Candidate, info: dict[str, Any], step: int) -> str:
     admissible = info.get("admissible_actions")
     if admissible:
         return sorted(admissible)[step % len(admissible)]
-    if hasattr(env, "expert_action"):
-        return str(env.expert_action())
+    expert = getattr(env, "expert_action", None)
+    if expert is not None:
+        return str(expert())
     return "look"
 
 
-def _rollout(env: Any, seed: int, steps: int) -> tuple[list[str], list[dict[str, Any]]]:
+def _rollout(env: Candidate, seed: int, steps: int) -> tuple[list[str], list[dict[str, Any]]]:
     obs, info = env.reset(seed=seed)
     observations, infos = [obs], [info]
     for i in range(steps):
@@ -48,7 +54,9 @@ def _rollout(env: Any, seed: int, steps: int) -> tuple[list[str], list[dict[str,
     return observations, infos
 
 
-def check_env(env: Any, *, seeds: tuple[int, int] = (0, 1), steps: int = 5, strict: bool = True) -> list[str]:
+def check_env(
+    env: Candidate, *, seeds: tuple[int, int] = (0, 1), steps: int = 5, strict: bool = True
+) -> list[str]:
     """Validate ``env``; raise :class:`EnvCheckError` listing every problem (or return them if not strict)."""
     problems: list[str] = []
     inner = getattr(env, "unwrapped", env)

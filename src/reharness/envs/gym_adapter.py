@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import gymnasium
@@ -267,7 +267,9 @@ class GymTextEnv(gymnasium.Env[str, str]):
         self.inner.close()
 
 
-def gym_env(gym_id: str, name: str | None = None, state_keys: Sequence[str] = ()) -> Any:
+def gym_env(
+    gym_id: str, name: str | None = None, state_keys: Sequence[str] = ()
+) -> Callable[..., GymTextEnv]:
     """A kit's ``env`` factory for a gymnasium text environment: the adapter under the kit's ``name``, with
     the ``info`` keys ``state_keys`` shown to hooks as ``ctx`` fields (what a kit lists in ``ctx_fields``)."""
 

@@ -27,7 +27,9 @@ from typing import Any
 
 import gymnasium
 
-from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
+from reharness.core.env_protocol import TextEnvLike
+from reharness.core.errors import ConfigError, UnknownNameError
+from reharness.core.registry import Registry
 from reharness.envs.kit import EnvKit, import_object
 
 ENTRY_POINT_GROUP = "reharness.kits"
@@ -66,16 +68,21 @@ BUILTIN_ENVS: dict[str, EnvSpec] = {
     name: EnvSpec(name, gym_id, entry, "") for name, (_, gym_id, entry) in BUILTIN_KITS.items()
 }
 
-_REGISTERED: dict[str, EnvKit] = {}
+#: The kits registered in this process (a re-registration replaces); the built-ins and the entry points are
+#: found lazily (:func:`_find`), so an unknown name's error lists those too.
+_REGISTERED: Registry[EnvKit] = Registry("environment")
+#: Caches of :func:`get_kit` / :func:`find_kit`: resolved names, and names that resolve to nothing.
 _LOADED: dict[str, EnvKit] = {}
 _MISSING: set[str] = set()
+#: How to name an environment that no registry lists (the unknown-environment hint).
+_OTHER_WAYS = "or pass a kit as --env module.path:attribute, or a gymnasium text env as --env gym:ID"
 
 
 # ---------------------------------------------------------------------------------------------- registration
 def register_kit(kit: EnvKit, source: str = "register_kit") -> EnvKit:
     """Make ``kit`` addressable by name in this process (and by its gymnasium id, when it has one)."""
     kit = _checked(kit if kit.source != "user" else kit.with_source(source), kit.name)
-    _REGISTERED[kit.name] = kit
+    _REGISTERED.add(kit.name, kit, replace=True)
     _LOADED.pop(kit.name, None)
     _MISSING.discard(kit.name)
     if kit.gym_id and kit.gym_id not in gymnasium.registry:
@@ -134,11 +141,11 @@ def _find(name: str) -> EnvKit:
     if name in BUILTIN_KITS:
         return _load_builtin(name)
     if name in _REGISTERED:
-        return _REGISTERED[name]
+        return _REGISTERED.get(name)
     for builtin, (_, gym_id, _) in BUILTIN_KITS.items():
         if name == gym_id:
             return get_kit(builtin)
-    for kit in _REGISTERED.values():
+    for kit in _REGISTERED.entries():
         if kit.gym_id == name:
             return kit
     points = entry_point_kits()
@@ -150,14 +157,10 @@ def _find(name: str) -> EnvKit:
         return gym_kit(name[len(GYM_PREFIX) :])
     if ":" in name:
         kit = _from_object(import_object(name, f"--env {name}"), name, f"--env {name}")
-        _REGISTERED.setdefault(kit.name, kit)
+        if kit.name not in _REGISTERED:
+            _REGISTERED.add(kit.name, kit)
         return kit
-    choices = [*BUILTIN_KITS, *_REGISTERED, *points]
-    hint = did_you_mean(name, choices)
-    raise UnknownNameError(
-        f"unknown environment {name!r}",
-        hint=f"{hint}; or pass a kit as --env module.path:attribute, or a gymnasium text env as --env gym:ID",
-    )
+    raise _REGISTERED.unknown(name, known=[*BUILTIN_KITS, *_REGISTERED, *points], hint=_OTHER_WAYS)
 
 
 def _load_builtin(name: str) -> EnvKit:
@@ -276,6 +279,6 @@ def env_class(name: str) -> Callable[..., Any]:
     return get_kit(name).env_factory()
 
 
-def make_env(name: str, **kwargs: Any) -> Any:
+def make_env(name: str, **kwargs: Any) -> TextEnvLike:
     """Construct an environment by name, gymnasium id, ``gym:ID`` or ``module:attribute`` (unwrapped)."""
     return get_kit(name).make(**kwargs)

@@ -22,8 +22,8 @@ from reharness.training.data import BATCH_CONCURRENCY
 
 if TYPE_CHECKING:
     from reharness.engineer.base import Engineer, Proposal
-    from reharness.engineer.baseline import Baseline
     from reharness.failures.packets import FailurePacket
+    from reharness.measure.baseline import Baseline
     from reharness.runtime.agents import Agent
 
 T = TypeVar("T")
@@ -304,8 +304,8 @@ class Evaluator:
         """The target's (cached) baseline of a test-split batch and its failure packet.
 
         ``split_tag`` names the batch family (``test`` for the main table) so studies draw other batches."""
-        from reharness.engineer.baseline import Target, get_baseline
         from reharness.failures.packets import extract_packet
+        from reharness.measure.baseline import Target, get_baseline
         from reharness.runtime import RunSpec, base_harness_config
         from reharness.store.run_store import RunStore
         from reharness.training.data import batch_seed
@@ -337,7 +337,7 @@ class Evaluator:
         return (await engineer.propose(packet, 1, seed=derive_seed(seed, method) % 2**31))[0]
 
     async def batch(self, env: str, index: int, done: dict[str, Any]) -> list[dict[str, Any]]:
-        from reharness.engineer.paired import Candidate, evaluate_candidates
+        from reharness.measure.paired import Candidate, evaluate_candidates
 
         base, packet = await self.baseline(env, "test", index)
         seed = base.spec.seed
@@ -405,7 +405,7 @@ async def record_units(
 
 def aggregate(config: R1Config, records: list[dict[str, Any]]) -> tuple[list[R1Row], dict[str, float]]:
     """Rows per (method, env) in method order, and the per-method average over environments."""
-    from reharness.engineer.paired import bootstrap_ci
+    from reharness.measure.paired import bootstrap_ci
 
     rows = []
     for method in METHODS:

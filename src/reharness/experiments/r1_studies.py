@@ -55,7 +55,7 @@ def transfer(
 async def _generalisation(
     ev: Evaluator, seeds: int, failures: int, heldout_n: int, path: Path
 ) -> list[dict[str, Any]]:
-    from reharness.engineer.paired import Candidate, evaluate_candidates
+    from reharness.measure.paired import Candidate, evaluate_candidates
 
     done = load_records(path)
     units = [
@@ -129,7 +129,7 @@ def generalisation(
 
 
 async def _ablation(ev: Evaluator, records: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
-    from reharness.engineer.paired import Candidate, evaluate_candidates
+    from reharness.measure.paired import Candidate, evaluate_candidates
     from reharness.patches.model import Patch
 
     done = load_records(path)

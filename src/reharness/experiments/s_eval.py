@@ -201,7 +201,7 @@ def _paired(
     base: dict[str, Any], other: dict[str, Any], seed: int, key: str = "successes"
 ) -> tuple[float, float, float]:
     """Mean paired difference of ``key`` (other − base) and its bootstrap interval; same tasks and seeds."""
-    from reharness.engineer.paired import bootstrap_ci, check_pairing
+    from reharness.measure.paired import bootstrap_ci, check_pairing
 
     check_pairing([tuple(p) for p in base["pairs"]], [tuple(p) for p in other["pairs"]], "evaluation")
     diffs = [o - b for b, o in zip(base[key], other[key], strict=True)]
@@ -233,7 +233,7 @@ def aggregate(
 ) -> SResult:
     """Rows per (method, env) — ``start`` first, then the methods in training order — Rank-1 per env and the
     per-method average over environments."""
-    from reharness.engineer.paired import bootstrap_ci
+    from reharness.measure.paired import bootstrap_ci
 
     codes = {env: target_codes(config.pool_for(env)) for env in config.envs}
     by = {(r["env"], r["method"]): _with_targets(r, set(codes[r["env"]])) for r in records}

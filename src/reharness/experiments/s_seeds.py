@@ -36,7 +36,7 @@ def _verdict(low: float, high: float) -> str:
 
 def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
     """The pooled table of several seeds' runs (see the module docstring)."""
-    from reharness.engineer.paired import bootstrap_ci
+    from reharness.measure.paired import bootstrap_ci
 
     runs = [_run(d) for d in directories]
     seeds = [c["seed"] for c, _, _ in runs]

@@ -49,7 +49,7 @@ from reharness.patches.documents import format_error, parse_json, parse_text, re
 from reharness.patches.errors import PatchFormatError
 from reharness.patches.sandbox.r1_dialect import BLOCK_SEPARATOR, split_blocks
 from reharness.runtime.effects import HARNESS_R1_ALIASES, HOOK_POINTS, EffectError, canonical_hook_point
-from reharness.runtime.r1.factory import r1_benchmarks
+from reharness.runtime.r1.factory import r1_benchmark, r1_benchmarks
 
 SCHEMA_VERSION = "reharness-patch-v1"
 HARNESS_R1_SCHEMA = "harness-r1-patch-v1"
@@ -250,7 +250,7 @@ class Patch:
         if self.env is None:
             fix = f"set env to one of {', '.join(ENV_NAMES)} before exporting"
             raise format_error("Patch", "env", "Harness-R1 patches name a benchmark", fix, "bad_field")
-        benchmark = next((b for b, e in r1_benchmarks().items() if e == self.env), self.env)
+        benchmark = r1_benchmark(self.env)
         actions = [
             {"type": "add_code_hook", "hook": _R1_NAMES[p], "code": block}
             for p, c in self.hooks.items()

@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from reharness.engineer.improve import Events
-from reharness.engineer.paired import compare
+from reharness.measure.paired import compare
 from reharness.pool.judges import rule_judges
 from reharness.pool.measure import run_pool
 from reharness.pool.pool import Pool

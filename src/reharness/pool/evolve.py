@@ -34,9 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reharness.core.errors import options_error
 from reharness.core.hashing import derive_seed
-from reharness.engineer.baseline import Baseline, Target, get_baseline
 from reharness.engineer.improve import Events
-from reharness.engineer.paired import compare
+from reharness.measure.baseline import Baseline, Target, get_baseline
+from reharness.measure.paired import compare
 from reharness.pool.complementary import complementary
 from reharness.pool.directions import Direction, load_directions, select_directions
 from reharness.pool.lineage import EvolveResult, Lineage, ValidMeasure

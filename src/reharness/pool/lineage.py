@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reharness.engineer.baseline import Baseline
+from reharness.measure.baseline import Baseline
 from reharness.patches.model import Patch
 from reharness.pool.pool import Pool
 from reharness.pool.sibling import apply_delta

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reharness.engineer.baseline import Baseline, Target, get_baseline, run_measured
 from reharness.engineer.improve import Events
+from reharness.measure.baseline import Baseline, Target, get_baseline, run_measured
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile, measure_profile
 from reharness.runtime.agents import Agent
@@ -33,9 +33,8 @@ async def run_paired(
     """``harness`` on exactly ``base``'s tasks and seeds (stored under ``runs/siblings``, reusing H0's
     prefix): the one way evolve, reanchor and eval run a candidate or sibling."""
     result, _, _ = await run_measured(
-        base.spec,
+        base.run.with_harness(harness),
         agent,
-        harness,
         Path(runs) / "siblings",
         replay=base.episodes if prefix_reuse else None,
         on_episode=events.batch(label, len(base.episodes)),

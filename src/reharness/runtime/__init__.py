@@ -8,6 +8,7 @@
 - :mod:`.protocols`: action protocols: model output → environment action, and back for scripted agents;
 - :mod:`.agents`: the scripted agents (policies that need no model) and :class:`FunctionAgent`;
 - :mod:`.episode`: the async episode loop: one task, one policy, one harness;
+- :mod:`.resolved`: a run resolved once (kit, harness, env options, tasks, seeds): :class:`ResolvedRun`;
 - :mod:`.executor`: batch execution: many episodes concurrently, appended to the store as each finishes;
 - :mod:`.dispatch`: the executor seam: where a batch's episodes run (local or on other machines);
 - :mod:`.ray_executor`: the Ray executor: episodes played by long-lived Ray actors, stored by the driver;
@@ -20,9 +21,10 @@
 from reharness.runtime.agents import Agent, FunctionAgent, GoldAgent, RandomAgent, SolverAgent
 from reharness.runtime.effects import HOOK_POINTS, Effect, EffectError, parse_effect
 from reharness.runtime.episode import EpisodeRunner
-from reharness.runtime.executor import BatchResult, RunSpec, run_batch
+from reharness.runtime.executor import BatchResult, RunSpec, run_batch, run_resolved
 from reharness.runtime.harness import Harness, HarnessConfig, base_harness_config, load_harness_config
 from reharness.runtime.overlay import CallableOverlay, Overlay, noop_overlay
+from reharness.runtime.resolved import ResolvedRun, resolve_run
 
 __all__ = [
     "HOOK_POINTS",
@@ -38,11 +40,14 @@ __all__ = [
     "HarnessConfig",
     "Overlay",
     "RandomAgent",
+    "ResolvedRun",
     "RunSpec",
     "SolverAgent",
     "base_harness_config",
     "load_harness_config",
     "noop_overlay",
     "parse_effect",
+    "resolve_run",
     "run_batch",
+    "run_resolved",
 ]

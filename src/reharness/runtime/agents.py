@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Protocol, cast
 
 from reharness.core.agent import Agent
 from reharness.core.env_protocol import TextEnvLike
@@ -26,12 +26,25 @@ from reharness.core.types import ChatRequest, ChatResponse
 from reharness.runtime.protocols import render_action
 
 
+class _GoldEnv(Protocol):
+    """An environment with reference solutions (real task files: ``gold_action``)."""
+
+    def gold_action(self) -> str: ...
+
+
 class _ScriptedAgent(Agent):
     """Base of agents that act from the environment's state instead of the messages."""
 
-    def __init__(self, env: Any = None, protocol: str = "text") -> None:
+    def __init__(self, env: TextEnvLike | None = None, protocol: str = "text") -> None:
         self.env = env
         self.protocol = protocol
+
+    @property
+    def episode_env(self) -> TextEnvLike:
+        """The episode's environment (an agent used outside an episode has none: an error)."""
+        if self.env is None:
+            raise RuntimeError(f"{self.policy_id} agent used outside an episode; call start_episode first")
+        return self.env
 
     def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:
         return type(self)(env, protocol)
@@ -40,9 +53,8 @@ class _ScriptedAgent(Agent):
         raise NotImplementedError
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        if self.env is None:
-            raise RuntimeError(f"{self.policy_id} agent used outside an episode; call start_episode first")
-        return render_action(self.protocol, self.choose(request), self.env)
+        env = self.episode_env
+        return render_action(self.protocol, self.choose(request), env)
 
 
 class SolverAgent(_ScriptedAgent):
@@ -51,7 +63,7 @@ class SolverAgent(_ScriptedAgent):
     policy_id = "solver"
 
     def choose(self, request: ChatRequest) -> str:
-        return str(self.env.expert_action())
+        return str(self.episode_env.expert_action())
 
 
 class RandomAgent(_ScriptedAgent):
@@ -60,7 +72,7 @@ class RandomAgent(_ScriptedAgent):
     policy_id = "random"
 
     def choose(self, request: ChatRequest) -> str:
-        return str(self.env.random_action(random.Random(request.seed)))
+        return str(self.episode_env.random_action(random.Random(request.seed)))
 
 
 class GoldAgent(_ScriptedAgent):
@@ -80,7 +92,7 @@ class GoldAgent(_ScriptedAgent):
         return GoldAgent(env, protocol)
 
     def choose(self, request: ChatRequest) -> str:
-        return str(self.env.gold_action())
+        return str(cast(_GoldEnv, self.episode_env).gold_action())  # check_env: it has gold_action
 
 
 class FunctionAgent(Agent):

@@ -17,30 +17,26 @@ never reaches the run directory.
 from __future__ import annotations
 
 import datetime as _dt
-import random
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from reharness import __version__
-from reharness.core.env_protocol import TextEnvLike
 from reharness.core.errors import ConfigError, NoValidReplyError
-from reharness.core.hashing import derive_seed, stable_hash
+from reharness.core.hashing import stable_hash
 from reharness.core.secrets import redact_data
-from reharness.envs.base import task_identity
-from reharness.envs.registry import BUILTIN_KITS, get_kit, make_env
 from reharness.runtime.agents import Agent
 from reharness.runtime.dispatch import (
     EpisodeBatch,
     EpisodeExecutor,
     HarnessRoute,
     current_executor,
-    episode_seed,
 )
 from reharness.runtime.harness import Harness
+from reharness.runtime.resolved import ResolvedRun, RunSpec, resolve_run
 from reharness.store.records import (
     EpisodeRecord,
     RunMeta,
@@ -50,25 +46,6 @@ from reharness.store.records import (
 )
 from reharness.store.run_store import RunStore
 from reharness.store.writer import EpisodeWriter
-
-
-class RunSpec(BaseModel):
-    """What to run. Written (resolved) into ``run.json`` of every run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    env: str
-    agent: str
-    split: str = "test"
-    n: int | None = Field(None, gt=0, description="Episodes to run (None: all tasks of --data, else 50).")
-    seed: int = 0
-    data: str | None = None
-    concurrency: int = Field(8, gt=0, le=1024)
-
-    def hash_fields(self, harness: Harness) -> dict[str, Any]:
-        fields = self.model_dump(exclude={"concurrency"})
-        fields["harness"] = harness.identity
-        return fields
 
 
 class BatchResult(BaseModel):
@@ -117,50 +94,37 @@ class BatchResult(BaseModel):
         return trajectory_digest(self.episodes)
 
 
-def env_kwargs(spec: RunSpec, harness: Harness) -> dict[str, Any]:
-    kwargs: dict[str, Any] = dict(harness.config.env_options)
-    kit = get_kit(spec.env)
-    if spec.data:
-        if kit.data_loader is None:
-            loaders = [name for name in BUILTIN_KITS if get_kit(name).data_loader is not None]
-            raise ConfigError(
-                f"--data loads real task files, and the {kit.name!r} kit has no loader for them",
-                hint=f"drop --data, or use an environment whose kit loads task files ({', '.join(loaders)})",
-            )
-        return dict(kit.data_loader(spec.data, kwargs))
-    kwargs["split"] = spec.split
-    return kwargs
-
-
-def select_tasks(env: TextEnvLike, spec: RunSpec) -> list[int]:
-    """Seeded choice of task indices for the episodes of a run."""
-    total = env.num_tasks()
-    n = spec.n if spec.n is not None else (total if spec.data else 50)
-    if n > total:
-        raise ConfigError(f"--n {n} exceeds the {total} tasks available", hint=f"pass --n {total} or fewer")
-    rng = random.Random(derive_seed("tasks", spec.seed))
-    return rng.sample(range(total), n)
-
-
 def planned_episodes(spec: RunSpec, harness: Harness) -> list[tuple[str, int]]:
     """(task identity, episode seed) of every episode ``spec`` will run, in episode order, without running."""
-    env = make_env(spec.env, **env_kwargs(spec, harness))
+    resolved = resolve_run(spec, harness)
     try:
-        return [
-            (
-                task_identity(env.env_id, env.version, env.get_task(index), episode_seed(spec.seed, i)),
-                episode_seed(spec.seed, i),
-            )
-            for i, index in enumerate(select_tasks(env, spec))
-        ]
+        return list(resolved.plan)
     finally:
-        env.close()
+        resolved.close()
 
 
 async def run_batch(
     spec: RunSpec,
     agent: Agent,
     harness: Harness,
+    out_dir: str | Path = "runs",
+    overwrite: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+    **options: Any,
+) -> BatchResult:
+    """Resolve ``spec`` under ``harness`` (:func:`~reharness.runtime.resolved.resolve_run`) and run it:
+    :func:`run_resolved` with the same options."""
+    resolved = resolve_run(spec, harness)
+    try:
+        return await run_resolved(resolved, agent, out_dir, overwrite, on_start, on_episode, **options)
+    finally:
+        resolved.close()
+
+
+async def run_resolved(
+    resolved: ResolvedRun,
+    agent: Agent,
     out_dir: str | Path = "runs",
     overwrite: bool = False,
     on_start: Callable[[int, int], None] | None = None,
@@ -174,8 +138,9 @@ async def run_batch(
 ) -> BatchResult:
     """Run (or resume) a batch and return every finished episode.
 
-    ``route`` picks each episode's harness (``harness`` is then the base the run is named after; every
-    episode record names the harness it ran under).
+    ``resolved`` is the batch (:mod:`reharness.runtime.resolved`): its environment built to choose the
+    tasks plays the first episodes. ``route`` picks each episode's harness (``resolved.harness`` is then the
+    base the run is named after; every episode record names the harness it ran under).
 
     ``retry_errors`` reruns stored episodes that ended in an infrastructure error instead of keeping them.
 
@@ -198,11 +163,14 @@ async def run_batch(
             f"the {executor.name!r} executor cannot play a routed run (--pool): it ignores the route",
             hint="use --executor local or --executor ray (both route), or drop --pool",
         )
-    env_name = get_kit(spec.env).name
-    kwargs = env_kwargs(spec, harness)
-    first_env = make_env(env_name, **kwargs)
-    indices = select_tasks(first_env, spec)
-    agent.check_env(first_env)  # before the store creates anything
+    spec, harness, env_name, kwargs = resolved.spec, resolved.harness, resolved.env_name, resolved.env_kwargs
+    indices = list(resolved.indices)
+    first_env = resolved.take_env()
+    try:
+        agent.check_env(first_env)  # before the store creates anything
+    except BaseException:
+        first_env.close()
+        raise
     fields = spec.hash_fields(harness)
     config_hash = stable_hash(fields if route is None else fields | {"route": route.identity})
     agent_slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.agent.split("@", 1)[0]).strip("_")[:40]

@@ -18,9 +18,10 @@ the one taken (the parser takes the last).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import re2  # type: ignore[import-untyped]  # linear-time: the reply is the model's
+
+from reharness.core.env_protocol import TextEnvLike
 
 _ACTION_LINE_ENDED = re2.compile(r"(?mi)^[ \t]*action[ \t]*:[ \t]*\S[^\n]*\n")
 _FENCE_CLOSED = re2.compile(r"```[^\n]*\n[\s\S]*?\n[ \t]*```")
@@ -46,7 +47,7 @@ _BY_PROTOCOL: dict[str, Callable[[str], bool]] = {
 }
 
 
-def reply_complete(protocol: str, env: Any) -> Callable[[str], bool] | None:
+def reply_complete(protocol: str, env: TextEnvLike) -> Callable[[str], bool] | None:
     """The parse-complete check of ``protocol`` (or the env's own ``reply_complete``)."""
     custom = getattr(env, "reply_complete", None)
     if callable(custom):

@@ -2,7 +2,7 @@
 
 For every environment, ``train_batches`` batches of the ``train`` split and ``valid_batches`` of the
 ``valid`` split (for model selection; the test split is never touched) are run with the frozen target —
-cached baselines, :func:`reharness.engineer.baseline.get_baseline` — and turned into failure packets. For
+cached baselines, :func:`reharness.measure.baseline.get_baseline` — and turned into failure packets. For
 each packet with failures the teacher (``operators`` or any ``llm:`` engineer) proposes ``teacher_k`` patches,
 which are measured by paired rerun on the same tasks and seeds; the SFT example of the packet is the best
 proposal that is executable and non-degenerate (``status == "ok"``) with Δ_B ≥ 0 (ties: fewer broken, more
@@ -42,7 +42,7 @@ from reharness.core.jsonl import read_jsonl
 
 if TYPE_CHECKING:
     from reharness.engineer.base import Engineer, Proposal
-    from reharness.engineer.paired import PairedResult
+    from reharness.measure.paired import PairedResult
     from reharness.runtime.agents import Agent
 
 RECORDS = "batches.jsonl"
@@ -225,10 +225,10 @@ class Collector:
 
     async def batch(self, env: str, split: str, index: int) -> dict[str, Any]:
         """Baseline → packet → teacher proposals → paired reruns → one record."""
-        from reharness.engineer.baseline import Target, get_baseline
-        from reharness.engineer.paired import Candidate, evaluate_candidates
         from reharness.engineer.prompts import build_messages
         from reharness.failures.packets import extract_packet
+        from reharness.measure.baseline import Target, get_baseline
+        from reharness.measure.paired import Candidate, evaluate_candidates
         from reharness.runtime import RunSpec, base_harness_config
         from reharness.store.run_store import RunStore
 

@@ -3,8 +3,8 @@
 TRL calls :class:`PairedRerunReward` with one batch of completions (``num_generations`` per packet, the
 ``packet_id`` column repeated alongside). Completions are grouped by packet; each group's replies are parsed
 and validated like any engineer reply (:func:`reharness.engineer.base.finish_reply`) and scored together by
-:func:`reharness.engineer.paired.evaluate_candidates` — concurrently, on the packet's recorded tasks and
-seeds, against one cached baseline (:func:`~reharness.engineer.baseline.get_baseline`, shared with the data
+:func:`reharness.measure.paired.evaluate_candidates` — concurrently, on the packet's recorded tasks and
+seeds, against one cached baseline (:func:`~reharness.measure.baseline.get_baseline`, shared with the data
 collection when ``runs_dir`` is the same). The reward is Δ_B of a valid (executable, non-degenerate) patch and
 0 for anything else: unparsable, invalid, degenerate, crashed or timed out — no format bonus. Groups of
 different packets run concurrently too. Before a batch is rerun its baseline's (task identity, seed) pairs
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reharness.engineer.baseline import Baseline
-    from reharness.engineer.paired import PairedResult
+    from reharness.measure.baseline import Baseline
+    from reharness.measure.paired import PairedResult
     from reharness.runtime.agents import Agent
 
 
@@ -162,8 +162,8 @@ class PairedRerunReward:
 
     async def baseline(self, packet_id: str) -> Baseline:
         """The packet's batch baseline (cached; loaded from ``runs_dir`` when collected there)."""
-        from reharness.engineer.baseline import Target, get_baseline
-        from reharness.engineer.paired import check_pairing
+        from reharness.measure.baseline import Target, get_baseline
+        from reharness.measure.paired import check_pairing
         from reharness.runtime import RunSpec
         from reharness.runtime.harness import HarnessConfig
 
@@ -180,8 +180,8 @@ class PairedRerunReward:
     async def score_group(self, packet_id: str, texts: list[str]) -> list[PairedResult]:
         """The paired results of one packet's completions (same tasks, same seeds, one baseline)."""
         from reharness.engineer.base import finish_reply
-        from reharness.engineer.paired import Candidate, evaluate_candidates
         from reharness.failures.packets import FailurePacket
+        from reharness.measure.paired import Candidate, evaluate_candidates
 
         row = self.rows[packet_id]
         packet = FailurePacket.model_validate_json(row["packet"])

@@ -9,7 +9,8 @@
 - :mod:`.common`: operators for every environment: snap to admissible, loop breaker, goal reminder, hints;
 - :mod:`.knobs`: harness-config knobs as operators: config edits a patch makes through hooks;
 - :mod:`.lenient`: opt-in generic operators that repair replies which yield no action (pretrained targets);
-- :mod:`.registry`: the registry: :data:`GENERIC`, :data:`KNOBS`, the kits' own, lookup by name and by env;
+- :mod:`.registry`: the registry: :data:`GENERIC`, :data:`KNOBS`, :data:`OPERATORS` (by name), the kits' own,
+  lookup by name and by env;
 - :mod:`.engineer`: :class:`OperatorEngineer`: picks and parameterises operators from a packet's evidence.
 """
 
@@ -20,6 +21,7 @@ from reharness.engineer.operators.engineer import OperatorEngineer
 from reharness.engineer.operators.registry import (
     GENERIC,
     KNOBS,
+    OPERATORS,
     get_operator,
     operators_for,
     program_operators,
@@ -29,6 +31,7 @@ from reharness.engineer.operators.registry import (
 __all__ = [
     "GENERIC",
     "KNOBS",
+    "OPERATORS",
     "MAX_OPERATORS",
     "Fragment",
     "Operator",

@@ -1,5 +1,6 @@
 """The registry of repair operators: the generic operators (:data:`GENERIC`), the config knobs
-(:data:`KNOBS`, repair programs only), each environment's kit's own operators, lookup by name and by env.
+(:data:`KNOBS`, repair programs only), the opt-in lenient ones (:data:`LENIENT`) — all three by name in
+:data:`OPERATORS` — and each environment's kit's own operators; lookup by name and by env.
 
 A kit brings its environment-specific operators (``EnvKit.operators``); the generic ones apply to every
 environment whose kit does not leave them out. :func:`shipped_operators` lists the generic operators and the
@@ -7,7 +8,7 @@ built-in kits' own, in a stable order (the order used for ties and listings)."""
 
 from __future__ import annotations
 
-from reharness.core.errors import UnknownNameError, did_you_mean
+from reharness.core.registry import Registry
 from reharness.engineer.operators.base import Operator
 from reharness.engineer.operators.common import (
     FormatReminder,
@@ -34,16 +35,16 @@ KNOBS: tuple[Operator, ...] = (ShowAdmissible(), StepWarning())
 #: (``--engineer operators+lenient``): in the default pool they would change the teacher's choices on packets
 #: of targets that know the protocol.
 LENIENT: tuple[Operator, ...] = LENIENT_OPERATORS
+#: The operators every environment knows, by name (a kit's own come from its kit: :func:`get_operator`).
+OPERATORS: Registry[Operator] = Registry("repair operator")
+for _op in GENERIC + KNOBS + LENIENT:
+    OPERATORS.add(_op.name, _op)
 
 
 def shipped_operators() -> tuple[Operator, ...]:
     """The generic operators, then each built-in kit's own, in a stable order (the teacher's whole pool)."""
     own = [op for name in BUILTIN_KITS for op in kit_operators(name)]
     return GENERIC + tuple(own)
-
-
-def _by_name() -> dict[str, Operator]:
-    return {op.name: op for op in shipped_operators() + KNOBS + LENIENT}
 
 
 def kit_operators(env: str | None) -> tuple[Operator, ...]:
@@ -53,16 +54,17 @@ def kit_operators(env: str | None) -> tuple[Operator, ...]:
 
 
 def get_operator(name: str, env: str | None = None) -> Operator:
-    """The operator (or config knob) called ``name``: a shipped one, or one of ``env``'s kit."""
-    own = {op.name: op for op in GENERIC + KNOBS + LENIENT + kit_operators(env)}
+    """The operator (or config knob) called ``name``: one of ``env``'s kit, a generic one (:data:`OPERATORS`),
+    or one of a built-in kit; an unknown name is the registry's error, listing the close matches."""
+    own = {op.name: op for op in kit_operators(env)}
     if name in own:
         return own[name]
-    shipped = _by_name()
+    if name in OPERATORS:
+        return OPERATORS.get(name)
+    shipped = {op.name: op for op in shipped_operators() + KNOBS + LENIENT}
     if name in shipped:
         return shipped[name]
-    raise UnknownNameError(
-        f"unknown repair operator {name!r}", hint=did_you_mean(name, list(dict.fromkeys([*shipped, *own])))
-    ) from None
+    raise OPERATORS.unknown(name, known=[*shipped, *OPERATORS, *own])
 
 
 def operators_for(env: str) -> list[Operator]:

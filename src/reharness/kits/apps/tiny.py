@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.models.tiny.spec import TinySpec
 
 
-def perturb(env: Any, rng: random.Random) -> str | None:
+def perturb(env: TextEnvLike, rng: random.Random) -> str | None:
     action = str(env.random_action(rng))
     return None if "complete_task" in action else action
 

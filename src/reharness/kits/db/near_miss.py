@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reharness.kits.db.protocol import format_sql, parse_action
 from reharness.kits.db.sqltext import tokenize
+
+if TYPE_CHECKING:
+    from reharness.kits.db.env import DBEnv
 
 _VALUES = re.compile(r"(\bVALUES\s*\()(.*)(\)\s*;?\s*)$", re.IGNORECASE | re.DOTALL)
 _SET = re.compile(r"\s+SET\s+.*?(?=\s+WHERE\s)", re.IGNORECASE | re.DOTALL)
@@ -115,10 +118,16 @@ def sql_near_miss(sql: str, columns: list[str], rng: random.Random) -> str | Non
     return rng.choice(candidates) if candidates else None
 
 
-def near_miss_action(env: Any, expert: str, rng: random.Random) -> str | None:
+def table_columns(env: DBEnv) -> list[str]:
+    """The columns of the episode's table."""
+    assert env.task is not None, "call reset() first"
+    return [str(c) for c in env.task.state["table"]["columns"]]
+
+
+def near_miss_action(env: DBEnv, expert: str, rng: random.Random) -> str | None:
     """The expert's action with one near-miss mistake (SQL statements only; None for an answer)."""
     parsed = parse_action(expert)
     if parsed.kind != "sql":
         return None
-    sql = sql_near_miss(parsed.sql, [str(c) for c in env.task.state["table"]["columns"]], rng)
+    sql = sql_near_miss(parsed.sql, table_columns(env), rng)
     return format_sql(sql) if sql else None

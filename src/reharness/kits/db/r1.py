@@ -13,6 +13,7 @@ import ast
 import re
 from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.kits.db import protocol
 from reharness.kits.db.grading import answer_value
 from reharness.runtime.r1.adapter import Proposal, R1Adapter
@@ -87,7 +88,7 @@ class DBAdapter(R1Adapter):
 
     benchmark = "dbbench"
 
-    def __init__(self, env: Any, max_steps: int) -> None:
+    def __init__(self, env: TextEnvLike, max_steps: int) -> None:
         super().__init__(env, max_steps)
         fields = env.task_fields()
         raw_type = str(fields.get("task_type") or "other")

@@ -4,21 +4,25 @@ as hint distractors, SQL near misses (:mod:`.near_miss`) and observed notes (:mo
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reharness.kits.db.near_miss import near_miss_action
+from reharness.core.env_protocol import TextEnvLike
+from reharness.kits.db.near_miss import near_miss_action, table_columns
 from reharness.kits.db.notes import ObservedSqlNotes
 from reharness.models.tiny.spec import TinySpec
+
+if TYPE_CHECKING:
+    from reharness.kits.db.env import DBEnv
 
 _SHARED: dict[str, Any] = dict(max_new_tokens=128)
 
 
-def perturb(env: Any, rng: random.Random) -> str | None:
+def perturb(env: TextEnvLike, rng: random.Random) -> str | None:
     action = str(env.random_action(rng))
     return None if "final answer" in action.lower() else action
 
 
-def premature(env: Any, expert: str, rng: random.Random) -> str | None:
+def premature(env: TextEnvLike, expert: str, rng: random.Random) -> str | None:
     """An answer before the expert would answer (None when the expert answers now)."""
     if any(word in expert.lower() for word in ("click[buy now]", "final answer")):
         return None
@@ -29,12 +33,12 @@ def premature(env: Any, expert: str, rng: random.Random) -> str | None:
     return None
 
 
-def choices(env: Any) -> tuple[str, ...]:
+def choices(env: DBEnv) -> tuple[str, ...]:
     """The table's columns: what a hint may name besides the expert's statement."""
-    return tuple(str(c) for c in env.task.state["table"]["columns"])
+    return tuple(table_columns(env))
 
 
-def progress(env: Any) -> tuple[int, str]:
+def progress(env: TextEnvLike) -> tuple[int, str]:
     """Statements run so far and the last one's error kind (``none`` when it succeeded)."""
     state = (env.runtime_state() or {}).get("state") or {}
     return int(state.get("sql_count") or 0), str(state.get("last_error_kind") or "none")

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.runtime.r1.adapter import Proposal, R1Adapter, trailing_run
 
 ACTIONS_WINDOW = 6
@@ -110,7 +111,7 @@ class HouseholdAdapter(R1Adapter):
     shared_fields = frozenset({"observation", "admissible", "max_step"})
     forbid_numbered_instances = True
 
-    def __init__(self, env: Any, max_steps: int) -> None:
+    def __init__(self, env: TextEnvLike, max_steps: int) -> None:
         super().__init__(env, max_steps)
         fields = env.task_fields()
         self.task = {

@@ -12,10 +12,10 @@ which lists observed facts only), never hidden state, so they are learnable and 
 
 from __future__ import annotations
 
-from typing import Any
+from reharness.core.env_protocol import TextEnvLike
 
 
-def household_thought(env: Any) -> str:
+def household_thought(env: TextEnvLike) -> str:
     """``goal … . have … . seen … . searched … .`` from the household's observed state."""
     from reharness.kits.household.catalog import is_openable, kind_of
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reharness.kits.household.thoughts import household_thought
 from reharness.models.tiny.spec import TinySpec
+
+if TYPE_CHECKING:
+    from reharness.kits.household.env import HouseholdEnv
 
 _NUMBER = re.compile(r"\b\d+\b")
 #: What the S and M agents share; M adds steps where the 30-minute budget allows (RECIPE.md).
 _SHARED: dict[str, Any] = dict(max_new_tokens=48, perturb_prob=0.15, repeat_prob=0.7, interventions=True)
 
 
-def perturb(env: Any, rng: random.Random) -> str:
+def perturb(env: HouseholdEnv, rng: random.Random) -> str:
     """A third each: an absent take (the goal's object type taken from where the agent stands although it is
     not there: trained tiny agents open a container and take the target without reading what is in it), a
     near miss (the expert's command with a wrong instance number: right receptacle type, wrong instance)
@@ -35,7 +38,7 @@ def perturb(env: Any, rng: random.Random) -> str:
     return str(env.random_action(rng))
 
 
-def _absent_take(env: Any, rng: random.Random) -> str | None:
+def _absent_take(env: HouseholdEnv, rng: random.Random) -> str | None:
     """``take <goal object> N from <here>`` naming an object that is not where the agent stands."""
     world, goal = env.world, env.goal
     if world is None or goal is None or world.held is not None or world.location is None:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reharness.runtime.effects import Effect
 from reharness.runtime.r1.adapter import Proposal, R1Adapter
+
+if TYPE_CHECKING:
+    from reharness.kits.shop.env import ShopEnv
 
 PRICE_TOLERANCE = 0.05
 _PAGE_TYPES = {"search": "home", "results": "search_results", "item": "product_detail"}
@@ -68,11 +71,11 @@ class ShopAdapter(R1Adapter):
     """WebShop's ctx: ``action``, ``state``, ``task``, ``predicates``, ``webshop`` and the extras."""
 
     benchmark = "webshop"
-    env: Any  # the shop env itself: its session and catalogue
+    env: ShopEnv  # the shop env itself: its session and catalogue
     tool_hint_target = "*"
     shared_fields = frozenset({"observation", "max_step"})
 
-    def __init__(self, env: Any, max_steps: int) -> None:
+    def __init__(self, env: ShopEnv, max_steps: int) -> None:
         super().__init__(env, max_steps)
         fields = env.task_fields()
         instruction = str(fields.get("instruction", ""))
@@ -110,7 +113,7 @@ class ShopAdapter(R1Adapter):
             self.query_counts[value] += 1
         previous_asin = self.current_asin if self.page_type == "product_detail" else None
         self.page_type = _PAGE_TYPES.get(session.state.page, "unknown") if session is not None else "unknown"
-        if self.page_type == "product_detail":
+        if self.page_type == "product_detail" and session is not None:  # a detail page needs a session
             asin = str(session.state.asin or "").upper()
             if tool == "click_action" and _ASIN.match(value) and value.upper() == asin:
                 if asin not in self.asins:
@@ -155,12 +158,12 @@ class ShopAdapter(R1Adapter):
         return out
 
     def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
-        session = self.env.session
-        live = hook != "on_init" and session is not None
-        has_search_bar = bool(live and session.has_search_bar())
+        session = self.env.session if hook != "on_init" else None  # on_init: no live page yet
+        live = session is not None
+        has_search_bar = bool(session is not None and session.has_search_bar())
         # WebShop's home page lists its search button as the one clickable
         clickables = (["search"] if has_search_bar else []) + (
-            [c.lower() for c in session.clickables()] if live else []
+            [c.lower() for c in session.clickables()] if session is not None else []
         )
         tool, value, final = "", "", None
         if hook == "on_before_action" and proposal is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
 from reharness.runtime.r1.adapter import Proposal, R1Adapter, trailing_run
 
 ACTIONS_WINDOW = 6
@@ -31,7 +32,7 @@ class TextGameAdapter(R1Adapter):
     tool_hint_target = "take_action"
     shared_fields = frozenset({"observation", "admissible", "max_step"})
 
-    def __init__(self, env: Any, max_steps: int) -> None:
+    def __init__(self, env: TextEnvLike, max_steps: int) -> None:
         super().__init__(env, max_steps)
         fields = env.task_fields()
         self.task = {

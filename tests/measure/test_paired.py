@@ -8,17 +8,15 @@ command (``examples/patches/household_snap_to_admissible.yaml``) measurably resc
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clumsy import CONFIG, SNAP, SPEC, ClumsySolver, hook_patch
 
-from reharness.core.types import ChatRequest, ChatResponse
-from reharness.engineer.baseline import Target, get_baseline
-from reharness.engineer.paired import (
+from reharness.measure.baseline import Target, get_baseline
+from reharness.measure.paired import (
     BOOTSTRAP_RESAMPLES,
     Candidate,
     PairingError,
@@ -28,46 +26,10 @@ from reharness.engineer.paired import (
     evaluate_candidates,
     evaluate_patch,
 )
-from reharness.patches import Patch, load_patch
-from reharness.runtime import RunSpec, base_harness_config
+from reharness.patches import Patch
+from reharness.runtime import Harness, resolve_run
 from reharness.runtime.agents import Agent
-from reharness.runtime.protocols import render_action
 from reharness.store.run_store import RunStore
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "patches"
-SNAP = load_patch(EXAMPLES / "household_snap_to_admissible.yaml")
-CONFIG = base_harness_config("household").model_copy(update={"step_limit": 12})
-SPEC = RunSpec(env="household", agent="clumsy", split="train", n=12, seed=0, concurrency=4)
-
-
-class ClumsySolver(Agent):
-    """The household expert with seeded near-miss commands; hangs when the context asks it to.
-
-    ``calls`` (shared by the per-episode copies) counts the requests it answered.
-    """
-
-    policy_id = "clumsy"
-
-    def __init__(self, env: Any = None, protocol: str = "text", calls: list[int] | None = None) -> None:
-        self.env, self.protocol = env, protocol
-        self.calls = calls if calls is not None else [0]
-
-    def start_episode(self, env: Any, protocol: str) -> Agent:
-        return ClumsySolver(env, protocol, self.calls)
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        self.calls[0] += 1
-        if "PLEASE HANG" in request.messages[-1].content:
-            await asyncio.Event().wait()
-        action = str(self.env.expert_action())
-        if random.Random(request.seed).random() < 0.6 and " " in action:
-            verb, rest = action.split(" ", 1)
-            action = "go to the " + rest[3:] if verb == "go" else f"{verb} the {rest}"
-        return render_action(self.protocol, action, self.env)
-
-
-def hook_patch(point: str, body: str, description: str = "test patch") -> Patch:
-    return Patch({point: "def hook(ctx, nb):\n" + body}, description, "household")
 
 
 async def _baseline(tmp_path: Path, agent: Agent | None = None) -> Any:
@@ -121,7 +83,8 @@ def test_bootstrap_interval_is_paired_and_deterministic() -> None:
 
 async def test_different_task_identities_are_refused(tmp_path: Path) -> None:
     baseline = await _baseline(tmp_path)
-    moved = dataclasses.replace(baseline, spec=SPEC.model_copy(update={"seed": 5}))
+    moved_run = resolve_run(SPEC.model_copy(update={"seed": 5}), Harness(CONFIG))
+    moved = dataclasses.replace(baseline, run=moved_run)  # recorded episodes, another batch's plan
     with pytest.raises(PairingError, match="cannot pair") as info:
         await evaluate_patch(SNAP, moved, ClumsySolver(), tmp_path)
     assert info.value.hint and "same env, split, n, seed" in info.value.hint

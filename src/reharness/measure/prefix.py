@@ -18,7 +18,7 @@ Assumption (documented, and tested with a context-deterministic agent): the poli
 the request (messages and seed). Outputs recorded as policy errors are never replayed (an error may be
 transient); prompt token ids are not recorded, so replayed replies carry none. A replayed reply is marked
 (``ChatResponse.replayed``, stored as ``PolicyOutput.replayed``), so a run's cost can be recounted from its
-stored episodes alone (:func:`reharness.engineer.baseline.stored_cost`).
+stored episodes alone (:func:`reharness.measure.baseline.stored_cost`).
 
 A :class:`PrefixReuseAgent` without a baseline passes every request through (baselines run through it too,
 so that their episodes are recorded the same way).

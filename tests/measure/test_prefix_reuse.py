@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_paired import CONFIG, SNAP, SPEC, ClumsySolver, hook_patch
+from clumsy import CONFIG, SNAP, SPEC, ClumsySolver, hook_patch
 
 from reharness.core.types import ChatRequest, SamplingParams
-from reharness.engineer.baseline import Target, get_baseline
-from reharness.engineer.paired import evaluate_patch
-from reharness.engineer.prefix import PrefixReuseAgent, context_digest
 from reharness.envs import make_env
+from reharness.measure.baseline import Target, get_baseline
+from reharness.measure.paired import evaluate_patch
+from reharness.measure.prefix import PrefixReuseAgent, context_digest
 from reharness.patches import Patch
 from reharness.runtime import EpisodeRunner, FunctionAgent, Harness, RunSpec
 from reharness.store.records import trajectory_digest

@@ -33,8 +33,9 @@ from pydantic import BaseModel
 from reharness.core.hashing import stable_hash
 from reharness.patches.model import Patch
 from reharness.runtime.agents import Agent
-from reharness.runtime.executor import BatchResult, RunSpec, planned_episodes, run_batch
+from reharness.runtime.executor import BatchResult, RunSpec, run_resolved
 from reharness.runtime.harness import Harness, HarnessConfig
+from reharness.runtime.resolved import ResolvedRun, resolve_run
 from reharness.store.records import EpisodeRecord
 
 COST_FILE = "cost.json"
@@ -125,22 +126,22 @@ def baseline_key(policy_id: str, harness_id: str, episodes: Sequence[tuple[str, 
 
 
 async def run_measured(
-    spec: RunSpec,
+    resolved: ResolvedRun,
     agent: Agent,
-    harness: Harness,
     out_dir: str | Path,
     *,
     replay: Sequence[EpisodeRecord] | None = None,
     on_episode: EpisodeCallback | None = None,
     retry_errors: bool = False,
 ) -> tuple[BatchResult, RunCost, bool]:
-    """Run (or load) a batch through a call-counting (and, with ``replay``, prefix-reusing) agent.
+    """Run (or load) the batch ``resolved`` through a call-counting (and, with ``replay``, prefix-reusing)
+    agent.
 
     Returns the batch, its accumulated cost and whether every episode was already stored (a cache hit).
     ``retry_errors`` reruns stored episodes that ended in an infrastructure error (see ``run_batch``).
     """
-    from reharness.engineer.prefix import PrefixReuseAgent
     from reharness.failures.detectors import failure_codes
+    from reharness.measure.prefix import PrefixReuseAgent
 
     wrapped = PrefixReuseAgent(agent, replay)
     state = {"finished": 0, "total": -1}
@@ -150,10 +151,9 @@ async def run_measured(
 
     started = time.perf_counter()
     try:
-        result = await run_batch(
-            spec,
+        result = await run_resolved(
+            resolved,
             wrapped,
-            harness,
             out_dir,
             False,
             on_start,
@@ -162,7 +162,8 @@ async def run_measured(
             retry_errors=retry_errors,
         )
     finally:
-        for overlay in harness.overlays:  # also on cancellation (a timed-out candidate)
+        resolved.close()  # the planning env, if the run did not take it (a cancelled candidate)
+        for overlay in resolved.harness.overlays:  # also on cancellation (a timed-out candidate)
             await overlay.close()
     cost_path = Path(result.out) / COST_FILE
     previous = RunCost.model_validate_json(cost_path.read_text("utf-8")) if cost_path.exists() else RunCost()
@@ -177,14 +178,19 @@ async def run_measured(
 
 @dataclass
 class Baseline:
-    """A target's recorded batch: the spec that chose it, the target, the episodes and their cost."""
+    """A target's recorded batch: the resolved batch (:class:`ResolvedRun`), the target, the episodes and
+    their cost. Patched and sibling reruns take ``run.with_harness(...)``: the same tasks and seeds."""
 
-    spec: RunSpec
+    run: ResolvedRun
     target: Target
     result: BatchResult
     key: str
     cost: RunCost = field(default_factory=RunCost)
     cached: bool = False
+
+    @property
+    def spec(self) -> RunSpec:
+        return self.run.spec
 
     @property
     def episodes(self) -> list[EpisodeRecord]:
@@ -200,7 +206,7 @@ class Baseline:
 
 
 async def get_baseline(
-    spec: RunSpec,
+    spec: RunSpec | ResolvedRun,
     agent: Agent,
     target: Target,
     out_dir: str | Path,
@@ -209,15 +215,16 @@ async def get_baseline(
     max_workers: int = 4,
     retry_errors: bool = False,
 ) -> Baseline:
-    """The baseline of ``target`` on ``spec``'s batch: loaded from ``OUT/baselines/<key>`` or run once."""
+    """The baseline of ``target`` on ``spec``'s batch (a spec, resolved here once, or a batch already
+    resolved, whose tasks it keeps): loaded from ``OUT/baselines/<key>`` or run once."""
     harness = target.harness(max_workers=max_workers)
-    key = baseline_key(agent.policy_id, harness.identity, planned_episodes(spec, harness))
+    resolved = resolve_run(spec, harness) if isinstance(spec, RunSpec) else spec.with_harness(harness)
+    key = baseline_key(agent.policy_id, harness.identity, resolved.plan)
     result, cost, cached = await run_measured(
-        spec,
+        resolved,
         agent,
-        harness,
         Path(out_dir) / "baselines" / key,
         on_episode=on_episode,
         retry_errors=retry_errors,
     )
-    return Baseline(spec=spec, target=target, result=result, key=key, cost=cost, cached=cached)
+    return Baseline(run=resolved, target=target, result=result, key=key, cost=cost, cached=cached)

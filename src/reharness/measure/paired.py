@@ -32,22 +32,30 @@ import random
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from reharness.core.errors import ReharnessError
-from reharness.engineer.baseline import Baseline, RunCost, run_measured
+from reharness.measure.baseline import Baseline, RunCost, run_measured
 from reharness.patches.leakage import LeakageEvidence
 from reharness.patches.model import Patch
 from reharness.patches.validate import validate_patch
 from reharness.runtime.agents import Agent
-from reharness.runtime.executor import planned_episodes
-from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord, infrastructure_error
 
-if TYPE_CHECKING:
-    from reharness.engineer.base import Proposal
+
+class ProposalLike(Protocol):
+    """What a candidate needs of an engineer's proposal (:class:`reharness.engineer.base.Proposal`; the
+    engineers sit above this layer, so it is typed by shape)."""
+
+    @property
+    def patch(self) -> Patch | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def error_code(self) -> str | None: ...
+
 
 #: Bootstrap resamples of the confidence interval (percentile method, 95 %).
 BOOTSTRAP_RESAMPLES = 2000
@@ -232,8 +240,7 @@ def static_problem(patch: Patch, env: str, evidence: LeakageEvidence | None = No
 
 def check_baseline_plan(baseline: Baseline) -> None:
     """Refuse a baseline whose recorded (task identity, seed) pairs are not what its spec plans."""
-    planned = planned_episodes(baseline.spec, Harness(baseline.target.config))
-    check_pairing(baseline.planned, planned, "baseline")
+    check_pairing(baseline.planned, list(baseline.run.plan), "baseline")
 
 
 async def evaluate_patch(
@@ -271,9 +278,8 @@ async def evaluate_patch(
         check_baseline_plan(baseline)
     harness = baseline.target.harness(patches, max_workers=max_workers)
     result, cost, _ = await run_measured(
-        baseline.spec,
+        baseline.run.with_harness(harness),
         agent,
-        harness,
         Path(out_dir) / "paired",
         replay=baseline.episodes if prefix_reuse else None,
         on_episode=on_episode,
@@ -307,7 +313,7 @@ class Candidate:
     invalid_reason: str | None = None
 
     @classmethod
-    def of(cls, id: str, proposal: Proposal) -> Candidate:
+    def of(cls, id: str, proposal: ProposalLike) -> Candidate:
         """The candidate of an engineer's proposal: its patch, or why it has none."""
         reason = None if proposal.patch else f"[{proposal.error_code}] {proposal.error}"
         return cls(id, proposal.patch, reason)

@@ -223,7 +223,7 @@ def eval_command(
     n: Annotated[int, typer.Option(min=1, help="Tasks.")] = 100,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     route: Annotated[
-        str, typer.Option(help="Rank-1 routing strategy: validation or profile.")
+        str, typer.Option(help="Rank-1 routing strategy: validation, profile or vote (rule judges).")
     ] = "validation",
     rank1_prior: Rank1Prior = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
@@ -239,11 +239,11 @@ def eval_command(
     from reharness.pool.router import RANK1_PRIOR
     from reharness.runtime.agent_specs import make_agent
 
-    if route not in ("validation", "profile"):
+    if route not in ("validation", "profile", "vote"):
         from reharness.core.errors import ConfigError
 
         raise ConfigError(
-            f"--route {route!r} is not a Rank-1 strategy", hint="use --route validation or profile"
+            f"--route {route!r} is not a Rank-1 strategy", hint="use --route validation, profile or vote"
         )
     pool = load_pool(pool_dir)
     check_specs([pool.env], agents=[agent])

@@ -295,3 +295,8 @@ def make_judge(spec: str, *, seed: int = 0, **backend_options: Any) -> Judge:
         f"unknown judge {spec!r}",
         hint=did_you_mean(spec, list(RULE_JUDGES)) + "; LLM judges: llm:openai:MODEL@URL",
     )
+
+
+def rule_judges(strategy: str) -> list[Judge]:
+    """The rule judges of the ``vote`` strategy (none for the other strategies)."""
+    return [DirectionJudge(), BehaviourJudge()] if strategy == "vote" else []

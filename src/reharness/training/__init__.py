@@ -24,6 +24,7 @@ The policy (Harness-S):
 - :mod:`.rollouts`: training rollouts: real episodes of the policy being trained, through our runtime;
 - :mod:`.ray_rollouts`: ``--executor ray``: a step's rollouts played by Ray actors holding policy copies;
 - :mod:`.rescue`: complementary rescue: one step's groups, all-failed H0 groups re-sampled (under a sibling);
+- :mod:`.reanchor`: the pool's profile re-measured with the live weights, at the rollout temperature;
 - :mod:`.episode_rows`: episodes → GRPO rows: token sequences, loss masks, group-normalised advantages;
 - :mod:`.row_chunks`: one forward pass per row: an accumulation chunk split into its rows, padding stripped.
 

@@ -59,7 +59,7 @@ def lookup(name: str) -> PretrainedModel:
     if name not in PRETRAINED:
         raise UnknownNameError(
             f"unknown pretrained model {name!r}",
-            hint=did_you_mean(name, list(PRETRAINED)) + f"; known: {', '.join(sorted(PRETRAINED))}",
+            hint=did_you_mean(name, sorted(PRETRAINED)),
         )
     return PRETRAINED[name]
 

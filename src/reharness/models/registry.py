@@ -216,6 +216,45 @@ def resolve_tiny(name: str, train: bool = False, notify: Callable[[str], None] |
     return resolve(name, train=train, notify=notify)
 
 
+_DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
+
+
+def backend_options(spec: str, *, device: str | None = None, gguf_file: str | None = None) -> dict[str, str]:
+    """The options ``--device`` and ``--gguf-file`` give ``spec``'s backend, checked before anything loads:
+    ``gguf_file`` picks the file of an ``hf:DIR`` holding several GGUF files; ``device`` (``cpu``, ``cuda``,
+    ``cuda:N``, ``mps``) places an in-process model (``hf:``, ``tiny:``, ``pretrained:`` with a transformers
+    engine). Whether a CUDA device exists is checked when the model loads."""
+    options: dict[str, str] = {}
+    parsed = check_spec(spec) if is_backend_spec(spec) else None
+    if gguf_file is not None:
+        if parsed is None or parsed.kind != "hf" or parsed.target.endswith(".gguf"):
+            raise ConfigError(
+                f"--gguf-file {gguf_file} picks a file inside an hf:DIR, and the agent is {spec!r}",
+                hint="pass --agent hf:DIR --gguf-file NAME.gguf, or --agent hf:DIR/NAME.gguf",
+            )
+        from reharness.models.pretrained import check_gguf_file
+
+        check_gguf_file(Path(parsed.target).expanduser() / gguf_file)
+        options["gguf_file"] = gguf_file
+    if device is not None:
+        if not _DEVICE.match(device):
+            raise ConfigError(f"--device {device!r} is not a device", hint="pass cpu, cuda, cuda:N or mps")
+        if parsed is None or parsed.kind == "openai":
+            raise ConfigError(
+                f"--device places an in-process model, and the agent {spec!r} is not one",
+                hint="use --device with hf:, tiny: or pretrained: agents; an openai: server places its own",
+            )
+        if parsed.kind == "pretrained" and parsed.target.partition("@")[2].strip() in ("llamacpp", "hf-int8"):
+            raise ConfigError(
+                f"--device {device} needs a transformers engine, and {spec!r} names another",
+                hint="use pretrained:NAME@hf or @hf-bf16 on a GPU (int8 dynamic quantisation and this "
+                "llama.cpp build run on the CPU)",
+            )
+        if device != "cpu":
+            options["device"] = device
+    return options
+
+
 def make_backend(spec: str, train_missing: bool = True, notify: Notify = None, **options: Any) -> Agent:
     """Build the agent for a backend spec; ``options`` go to the backend's constructor.
 

@@ -29,8 +29,8 @@ import statistics
 import tempfile
 import time
 
-from reharness.models.registry import make_agent
 from reharness.runtime import Harness, RunSpec, base_harness_config
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.executor import run_batch
 
 ARMS = {  # name: (read in place, ready-made SDPA mask, loop span, running batches)

@@ -115,13 +115,56 @@ def compare_scienceworld(env: Any, steps: int = 60) -> dict[str, float]:
     return result
 
 
+def bench_bfcl_categories(seeds: list[int]) -> list[dict[str, Any]]:
+    """BFCL per category, every scenario of every split: the gold calls replayed through the kit and graded
+    by BFCL's own checker, and the random agent (its test split only)."""
+    from reharness.kits.bfcl.data import CATEGORIES
+
+    rows = []
+    for category in CATEGORIES:
+        gold = {"success": 0, "tasks": 0, "steps": 0}
+        random_rows: dict[str, Any] = {}
+        play_s = 0.0
+        for split in ("train", "valid", "test"):
+            env = make_env("bfcl", split=split, category=category)
+            indices = list(range(env.num_tasks()))
+            started = time.perf_counter()
+            solved = measure(env, indices, env.expert_action)
+            play_s += time.perf_counter() - started
+            gold["success"] += round(solved["success"] * len(indices))
+            gold["tasks"] += len(indices)
+            gold["steps"] += int(solved["steps"])
+            if split == "test":
+                random_rows = {
+                    f"seed{seed}": measure(env, indices, random_chooser(env, random.Random(seed), "bfcl"))
+                    for seed in seeds
+                }
+            env.close()
+        rows.append(
+            {
+                "kit": f"bfcl/{category}",
+                "gold_replay": f"{gold['success']}/{gold['tasks']}",
+                "gold_steps_per_s": round(gold["steps"] / play_s, 1),
+                "random_test": random_rows,
+            }
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--kits", nargs="+", default=list(KITS), choices=KITS)
+    parser.add_argument(
+        "--bfcl-categories", action="store_true", help="BFCL only: every category, every scenario"
+    )
     args = parser.parse_args()
     register_kit_envs()
+    if args.bfcl_categories:
+        for row in bench_bfcl_categories(args.seeds):
+            print(json.dumps(row), flush=True)
+        return
     for name in args.kits:
         print(json.dumps(bench_kit(name, args.tasks, args.seeds)), flush=True)
 

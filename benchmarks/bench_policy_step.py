@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reharness.models.registry import make_agent
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.executor import RunSpec, run_batch
 from reharness.runtime.harness import Harness
 from reharness.training.policy_config import PolicyTrainConfig

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from reharness.failures import failure_codes
-from reharness.models.registry import make_agent
 from reharness.runtime import Harness, RunSpec, run_batch
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.dispatch import EpisodeExecutor, LocalExecutor
 from reharness.runtime.ray_executor import RayExecutor, RayOptions
 

@@ -26,23 +26,11 @@ from pathlib import Path
 from reharness.engineer.improve import Events
 from reharness.measure.baseline import Target, get_baseline
 from reharness.measure.paired import compare
-from reharness.models.registry import make_agent
 from reharness.pool.evolve import EvolveConfig, batch_spec
 from reharness.pool.measure import run_paired
+from reharness.pool.placebo import PLACEBOS, placebo_delta
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.harness import base_harness_config
-
-#: Neutral additions: a sentence that states nothing about the task, the actions or the environment.
-PLACEBOS = (
-    ("system_prompt", "\nThis is an ordinary episode."),
-    ("system_prompt", "\nRead the observations as they come."),
-    ("first_user_template", "Episode start.\n"),
-    ("system_prompt", "\n"),
-)
-
-
-def placebo_delta(field: str, text: str, h0: dict) -> dict:
-    value = h0[field]
-    return {field: text + value if field == "first_user_template" else value + text}
 
 
 async def main(args: argparse.Namespace) -> dict:

@@ -20,10 +20,10 @@ import time
 
 from reharness.envs.registry import make_env
 from reharness.failures import failure_codes
-from reharness.models.registry import make_agent
 from reharness.pool.pool import Pool, load_pool
 from reharness.pool.profile import load_profile
 from reharness.pool.router import Router
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.harness import Harness
 from reharness.training.rescue import Group, Rescuer
 from reharness.training.rollouts import RolloutEngine

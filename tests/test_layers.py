@@ -2,7 +2,10 @@
 
 Every ``import`` / ``from … import`` statement counts, lazy ones (inside functions) and ``TYPE_CHECKING``
 ones included: a circle that only closes at run time is still a circle. ``from package import submodule``
-counts as an edge to the submodule, not to the package's ``__init__``.
+counts as an edge to the submodule, not to the package's ``__init__``. An import by name
+(``importlib.import_module("reharness.…")`` or ``__import__``, with a literal or an f-string that starts with
+one) is an import too: a lower layer may not reach up that way either. Plugins a lower layer looks up through
+entry points (the kits, the tiny-agent trainer) are declared in ``pyproject.toml``, not imported by name.
 """
 
 from __future__ import annotations
@@ -70,16 +73,49 @@ LAYERS: list[set[str]] = [
     {"cli"},
 ]
 RANK = {layer: i for i, group in enumerate(LAYERS) for layer in group}
-#: Upward imports still to remove, each with the reason it is still there. models -> runtime: agent specs
-#: (``models.registry.make_agent`` builds the scripted agents) and the tiny agents' demonstrations are
-#: rendered through the runtime; both move up (agent specs to the runtime, tiny-agent training to training).
-KNOWN_UPWARD = {("models", "runtime")}
 # layer -> the layers it must never import
-FORBIDDEN = {
-    layer: {above for group in LAYERS[RANK[layer] + 1 :] for above in group}
-    - {t for f, t in KNOWN_UPWARD if f == layer}
-    for layer in RANK
-}
+FORBIDDEN = {layer: {above for group in LAYERS[RANK[layer] + 1 :] for above in group} for layer in RANK}
+
+
+def string_imports(tree: ast.AST) -> list[str]:
+    """The ``reharness`` modules that ``import_module(NAME)`` / ``__import__(NAME)`` calls in ``tree`` name
+    (for an f-string, the dotted prefix before its first placeholder)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        called = getattr(func, "id", None) or getattr(func, "attr", None)
+        if called not in ("import_module", "__import__"):
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.JoinedStr):
+            arg = arg.values[0] if arg.values else arg
+        name = arg.value if isinstance(arg, ast.Constant) else None
+        if isinstance(name, str) and name.startswith("reharness."):
+            found.append(name.rstrip("."))
+    return found
+
+
+def test_lower_layers_never_import_upper_ones_by_name() -> None:
+    wrong = []
+    for module, path in _modules().items():
+        layer = module.split(".")[1] if "." in module else ""
+        for target in string_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if target.split(".")[1] in FORBIDDEN.get(layer, set()):
+                wrong.append(f"{module} -> {target} (by name)")
+    assert not wrong, wrong
+
+
+def test_an_import_by_name_is_seen() -> None:
+    source = (
+        "import importlib\n"
+        "def f(name):\n"
+        "    importlib.import_module('reharness.training.tiny.train')\n"
+        "    __import__(f'reharness.runtime.{name}')\n"
+        "    importlib.import_module(name)\n"
+    )
+    assert string_imports(ast.parse(source)) == ["reharness.training.tiny.train", "reharness.runtime"]
 
 
 def test_every_package_has_a_layer() -> None:

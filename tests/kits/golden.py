@@ -48,7 +48,7 @@ def _harness(env: str, stem: str | None) -> Any:
 
 async def _run(env: str, agent_spec: str, harness: Any, out: Path, overlays: tuple[Any, ...] = ()) -> Any:
     from reharness.failures import failure_codes
-    from reharness.models.registry import make_agent
+    from reharness.runtime.agent_specs import make_agent
     from reharness.runtime.executor import RunSpec, run_batch
 
     spec = RunSpec(env=env, agent=agent_spec, split="test", n=N, seed=0, concurrency=2)
@@ -115,7 +115,7 @@ def case_digests(env: str, stem: str | None, agents: tuple[str, ...]) -> dict[st
 
 def demo_digests(env: str) -> str:
     from reharness.models.tiny.config import recipe_for
-    from reharness.models.tiny.demos import render_demos
+    from reharness.training.tiny.demos import render_demos
 
     demos, stats = render_demos(env, 4, seed=0, perturb_prob=0.5, thoughts=True)
     recipe = recipe_for(env, "S")

@@ -128,3 +128,24 @@ def test_tool_calls_round_trip(env: BfclEnv) -> None:
     name, arguments = env.tool_call_from_action(gold)
     assert data.parse_calls(env.action_from_tool_call(name, arguments))[0].name == name
     assert env.action_from_tool_call(data.END_TURN, {}) == data.END_TURN
+
+
+def test_a_withheld_function_executes_as_in_bfcls_runner(need_bfcl: None) -> None:
+    """miss_func 49's ground truth calls ``tail`` at turn 1, while ``tail`` is withheld until turn 3: BFCL's
+    runner only leaves it out of the prompt, so the call executes; the kit does the same, without offering
+    it."""
+    env = make_env("bfcl", split="train", category="miss_func")
+    try:
+        index = next(
+            i
+            for i in range(env.num_tasks())
+            if env.generate_task("train", i).state["entry_id"].endswith("_49")
+        )
+        env.reset(options={"task": index})
+        assert "tail" not in {t["function"]["name"] for t in env.tools()}
+        assert play(env, index)["success"]
+        env.reset(options={"task": index})
+        _, _, _, _, info = env.step("nonexistent_call(x=1)")
+        assert info["invalid_action"]  # a function no involved class has is still refused
+    finally:
+        env.close()

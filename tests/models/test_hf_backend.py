@@ -15,9 +15,10 @@ from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.core.types import ChatRequest, Message, SamplingParams, ToolCall
 from reharness.models.base import ARGUMENTS_ERROR, RAW_ARGUMENTS, parse_text_tool_calls, template_messages
 from reharness.models.hf_backend import HFBackend
-from reharness.models.registry import make_agent, make_backend
+from reharness.models.registry import make_backend
 from reharness.models.tiny.registry import train_command
 from reharness.runtime import Harness, RunSpec, base_harness_config, run_batch
+from reharness.runtime.agent_specs import make_agent
 
 WORDS = ["cabinet", "drawer", "fridge", "mug", "apple", "look", "take", "open", "go", "to", "put", "on"]
 
@@ -326,7 +327,7 @@ def test_spec_errors_say_how_to_fix() -> None:
 def test_importing_models_stays_light() -> None:
     code = (
         "import sys, reharness, reharness.models, reharness.models.registry, reharness.models.base\n"
-        "from reharness.models.registry import make_agent\n"
+        "from reharness.runtime.agent_specs import make_agent\n"
         "heavy = {'torch', 'transformers', 'httpx', 'trl'} & set(sys.modules)\n"
         "assert not heavy, heavy"
     )

@@ -20,9 +20,10 @@ from reharness.core.types import ChatRequest, ChatResponse, Message, SamplingPar
 from reharness.models.base import ARGUMENTS_ERROR, RAW_ARGUMENTS
 from reharness.models.hf_backend import HFBackend
 from reharness.models.openai_backend import OpenAIBackend, retry_after_seconds
-from reharness.models.registry import make_agent, parse_spec
+from reharness.models.registry import parse_spec
 from reharness.models.server import ChatServer, Fault, ServerThread
 from reharness.runtime import FunctionAgent, Harness, RunSpec, base_harness_config, run_batch
+from reharness.runtime.agent_specs import make_agent
 
 TOOLS = ({"type": "function", "function": {"name": "act", "parameters": {"type": "object"}}},)
 

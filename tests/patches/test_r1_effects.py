@@ -199,7 +199,7 @@ def test_hook_errors_are_recorded_and_the_episode_behaves_as_unpatched() -> None
 @pytest.mark.slow  # loads torch + the shipped tiny agent
 def test_official_patch_on_the_tiny_household_agent() -> None:
     pytest.importorskip("torch")
-    from reharness.runtime.agents import make_agent
+    from reharness.runtime.agent_specs import make_agent
 
     hooks = {
         "on_post_step": "def hook(ctx, nb):\n    if ctx.predicates.nothing_happens_repeated:\n        return {'kind': 'inject_hint', 'message': 'Choose one of the admissible commands.'}\n    return None\n",

@@ -181,3 +181,18 @@ def test_an_empty_pool_evaluates_as_h0(tmp_path: Path) -> None:
         "H0": 8
     }
     assert result["oracle"]["covered"] == 0
+
+
+def test_eval_routes_by_vote_as_its_help_offers(pool_dir: Path) -> None:
+    args = ("pool", "eval", str(pool_dir), "--agent", "typo-solver", "--split", "test", "--n", "16", "--json")
+    code, stdout, stderr = _cli(*args)
+    assert code == 0, stderr
+    validation = json.loads(stdout)["rank1"]
+    code, stdout, stderr = _cli(*args, "--route", "vote")
+    assert code == 0, stderr
+    voted = json.loads(stdout)["rank1"]
+    # one sibling: the rule judges vote among the siblings that beat H0, so they agree with the profile
+    assert voted["routing"] == validation["routing"] and voted["success"] == validation["success"]
+    assert (pool_dir / "eval" / "test-n16-seed0-vote.json").is_file()
+    code, _, stderr = _cli(*args, "--route", "oracle")
+    assert code == 2 and "validation, profile or vote" in stderr

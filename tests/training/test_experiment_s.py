@@ -18,13 +18,26 @@ import pytest
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
-from reharness.core.errors import ConfigError
+from reharness.core.errors import ConfigError, DataError
 from reharness.experiments.s import SConfig
 from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions
+from reharness.pool.decision import read_log
+from reharness.pool.pool import load_pool
 from reharness.pool.profile import Profile, ProfileCell, pool_hash
-from reharness.runtime import base_harness_config
+from reharness.runtime import Harness, base_harness_config
 
-METHODS = {"start", "none", "resample", "random", "router"}
+METHODS = {"start", "none", "resample", "random", "placebo", "vote", "router"}
+ROW_KEYS = {
+    "method",
+    "env",
+    "success",
+    "ci_low",
+    "ci_high",
+    "rollouts",
+    "target_code_rate",
+    "tokens",
+    "model_calls",
+}
 STEPS, K, TASKS = 2, 2, 1
 MICRO = [
     "--env", "shop", "--steps", str(STEPS), "--k", str(K), "--tasks-per-step", str(TASKS),
@@ -37,7 +50,7 @@ def micro_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
 
     from reharness.models.tiny.config import recipe_for
-    from reharness.models.tiny.train import train_agent
+    from reharness.training.tiny.train import train_agent
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("policy") / "shop-micro"
@@ -82,17 +95,49 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_pa
     assert "eval shop/start" in result.stderr and " eta " in result.stderr  # the test episodes' progress bars
     data = json.loads(result.stdout)
     assert set(data) == {"rows", "rank1", "average", "equal_rollouts"}
-    assert all(set(r) == {"method", "env", "success", "ci_low", "ci_high", "rollouts"} for r in data["rows"])
+    assert all(set(r) == ROW_KEYS for r in data["rows"])
     rows = {r["method"]: r for r in data["rows"]}
     assert set(rows) == METHODS == set(data["average"])
-    assert all(r["env"] == "shop" and r["ci_low"] <= r["success"] <= r["ci_high"] for r in data["rows"])
-    assert [set(r) for r in data["rank1"]] == [{"env", "success", "ci_low", "ci_high"}]
+    # every figure recomputes from the stored per-episode evaluation records
+    evals = {r["method"]: r for r in map(json.loads, (out / "eval.jsonl").read_text().splitlines())}
+    targeted = {"invalid_action", "format_error"}  # the sibling's direction, action_validity, targets these
+    for method, row in rows.items():
+        record = evals[method]
+        assert row["env"] == "shop" and record["n"] == 2 and len(record["successes"]) == 2
+        assert row["success"] == pytest.approx(sum(record["successes"]) / 2) == data["average"][method]
+        assert row["ci_low"] <= row["success"] <= row["ci_high"]
+        hits = [bool(targeted & set(codes)) for codes in record["codes"]]
+        assert row["target_code_rate"] == pytest.approx(sum(hits) / 2)
+    [rank1] = data["rank1"]
+    assert set(rank1) == {"env", "success", "ci_low", "ci_high"}
+    assert rank1["success"] == pytest.approx(sum(evals["rank1"]["successes"]) / 2)
+    # every evaluation of a trained policy ran in H0 (the pool's base harness), Rank-1 aside
+    h0 = Harness(load_pool(shop_pool).h0).identity
+    for method, record in evals.items():
+        if method != "rank1":
+            assert record["harness_ids"] == [h0], method
+    # Rank-1 after training routes by the profile re-anchored on the trained router policy
+    final = out / "shop" / "router" / "profiles" / "final.json"
+    assert evals["rank1"]["rank1_profile"] == str(final)
+    trained_hash = json.loads(final.read_text())["policy_hash"]
+    assert trained_hash != json.loads((shop_pool / "profile.json").read_text())["policy_hash"]
 
     # every H0 group failed, so every method but none paid K more rollouts per group: rescue happened
     per_step = TASKS * K
     assert rows["start"]["rollouts"] == 0 and rows["none"]["rollouts"] == STEPS * per_step
-    for method in ("resample", "random", "router"):
+    for method in ("resample", "random", "placebo", "vote", "router"):
         assert rows[method]["rollouts"] == 2 * STEPS * per_step, method
+    # tokens and model calls: the training rollouts' (per role) plus the routed methods' re-anchoring
+    for method in METHODS - {"start"}:
+        lines = [json.loads(x) for x in (out / "shop" / method / "metrics.jsonl").read_text().splitlines()]
+        summary = json.loads((out / "shop" / method / "summary.json").read_text())
+        rollout_tokens = sum(sum(m["costs"]["tokens"].values()) for m in lines)
+        rollout_calls = sum(sum(m["costs"]["model_calls"].values()) for m in lines)
+        reanchor = summary["costs"]["tokens"].get("reanchor", 0)
+        assert rows[method]["tokens"] == rollout_tokens + reanchor > 0, method
+        assert rows[method]["model_calls"] >= rollout_calls >= rows[method]["rollouts"], method
+        assert (reanchor > 0) == (method in ("vote", "router")), method
+    assert rows["start"]["tokens"] == rows["start"]["model_calls"] == 0
     [equal_row] = data["equal_rollouts"]  # none, trained on until its rollouts match router's
     assert equal_row["method"] == "none" and equal_row["rollouts"] == rows["router"]["rollouts"]
     router = json.loads((out / "shop" / "router" / "summary.json").read_text())
@@ -100,18 +145,37 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_pa
     lines = [json.loads(x) for x in (out / "shop" / "router" / "metrics.jsonl").read_text().splitlines()]
     assert [m["all_fail_groups"] for m in lines] == [TASKS] * STEPS
     assert all(m["per_sibling"]["listing"]["tried"] == TASKS for m in lines)
-    assert (out / "shop" / "router" / "decisions.jsonl").read_text().strip()
-    assert (out / "shop" / "router" / "profiles" / "step-00001.json").is_file()  # re-anchored at step 1
+    # the routed methods re-anchored before step 1 and at step 1, at the rollout temperature, 2 samples
+    for method in ("vote", "router"):
+        for name in ("step-00000.json", "step-00001.json", "final.json"):
+            profile = json.loads((out / "shop" / method / "profiles" / name).read_text())
+            assert (profile["temperature"], profile["samples"]) == (1.0, 2), (method, name)
+    # vote: the judges voted on every decision; placebo: rescued under placebo siblings only
+    votes = read_log(out / "shop" / "vote" / "decisions.jsonl")
+    assert len(votes) == STEPS * TASKS and all(d.strategy == "vote" and d.votes for d in votes)
+    placebo = [json.loads(x) for x in (out / "shop" / "placebo" / "metrics.jsonl").read_text().splitlines()]
+    assert {r["name"] for m in placebo for r in m["rescues"]} <= {f"placebo-{i}" for i in range(4)}
+    assert sum(len(m["rescues"]) for m in placebo) == STEPS * TASKS
     equal = json.loads((out / "shop" / "none-equal-rollouts" / "summary.json").read_text())
     assert equal["steps"] == 2 * STEPS and equal["resumed_from"]  # forked from none's last checkpoint
+    saved = json.loads((out / "result.json").read_text())
+    oracle = saved["oracle"]["shop"]
+    assert set(oracle) == {"random", "vote", "router"}
+    assert all(o["decisions"] == STEPS * TASKS for o in oracle.values())
+    decisions = [json.loads(x) for x in (out / "shop" / "oracle.jsonl").read_text().splitlines()]
+    assert len(decisions) == 3 * STEPS * TASKS
 
     report = (out / "report.md").read_text()
-    for section in ("## Held-out success in H0", "## Diagnostic", "## Behaviour in H0", "## Profile drift"):
+    sections = (
+        "## Held-out success in H0", "## Diagnostic", "## Behaviour in H0", "## Profile drift",
+        "## Paired comparisons", "## Targeted failure codes", "## Compute per method", "## Router vs oracle",
+        "## Rescued successes learnable",
+    )  # fmt: skip
+    for section in sections:
         assert section in report
     assert "| shop | router |" in report and "listing" in report
     for plot in ("success_vs_rollouts", "rescue_rate", "profile_drift", "behaviour"):
         assert (out / f"{plot}.png").is_file(), plot
-    saved = json.loads((out / "result.json").read_text())
     assert (
         set(saved["behaviour"]["shop"]) == METHODS | {"none-equal-rollouts"}  # the report keeps that row
         and "invalid_action/step" in saved["behaviour"]["shop"]["start"]
@@ -149,3 +213,51 @@ def test_a_run_written_before_learning_rate_existed_resumes_only_with_its_defaul
     _check_same_experiment(out, SConfig(envs=["db"], out=str(out)))  # the default: the same experiment
     with pytest.raises(ConfigError, match="learning_rate=0.0002, not 5e-05"):
         _check_same_experiment(out, SConfig(envs=["db"], learning_rate=5e-5, out=str(out)))
+
+
+def _stored_run(out: Path, seed: int, outcomes: dict[str, list[float]], pairs: list[list[object]]) -> Path:
+    """A finished run's stored files, as `experiment s` writes them (one env, the given per-task outcomes)."""
+    out.mkdir(parents=True)
+    (out / "s_config.json").write_text(SConfig(envs=["shop"], seed=seed, out=str(out)).model_dump_json())
+    records = [
+        {
+            "key": f"shop/{m}",
+            "env": "shop",
+            "method": m,
+            "pairs": pairs,
+            "successes": s,
+            "codes": [[]] * len(s),
+        }
+        for m, s in outcomes.items()
+    ]
+    (out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = [
+        {"env": "shop", "method": m, "target_code_rate": 0.5, "tokens": 10, "model_calls": 2}
+        for m in outcomes
+    ]
+    (out / "result.json").write_text(json.dumps({"rows": rows}))
+    return out
+
+
+def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) -> None:
+    from reharness.experiments.s_seeds import pooled
+
+    pairs = [[f"t{i}", i] for i in range(40)]
+    ones, zeros = [1.0] * 40, [0.0] * 40
+    half = [float(i % 2) for i in range(40)]
+    a = _stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs)
+    b = _stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs)
+    table = pooled([a, b])
+    rows = {r["method"]: r for r in table["rows"]}
+    assert table["seeds"] == [0, 1] and set(rows) == {"start", "none", "router"}
+    router = rows["router"]
+    assert router["success"] == 0.75 and router["per_seed"] == [1.0, 0.5] and router["tokens"] == 20
+    # per task, the seeds' mean difference: +0.5 on the even tasks (router 1 and 0.5 vs none 0), 0 on the odd
+    assert router["vs_none"]["delta"] == 0.25 and router["vs_none"]["verdict"] == "better"
+    assert router["vs_none"]["low"] > 0 and "vs_resample" not in router
+    assert rows["none"]["vs_start"]["delta"] == 0.5
+    c = _stored_run(tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1])
+    with pytest.raises(DataError, match="different test tasks"):
+        pooled([a, c])
+    with pytest.raises(DataError, match="repeat a training seed"):
+        pooled([a, a])

@@ -87,8 +87,20 @@ def test_grpo_trains_and_resumes_from_its_checkpoint(
     assert summary["stage"] == "grpo" and summary["resumed_from"] is None
     assert len(summary["reward_curve"]) == 2 and summary["timing"]["steps_timed"] == 2
     assert len(summary["valid_frac_curve"]) == len(summary["variance_frac_curve"]) == 2
-    assert all(0 <= v <= 1 for v in summary["valid_frac_curve"] + summary["variance_frac_curve"])
-    assert 0 <= summary["timing"]["rerun_share"] <= 1
+    # the curves recompute from the scored replies of each step (rewards.jsonl): valid share, and share of
+    # packets whose k rewards differ (a GRPO signal)
+    scored = [json.loads(line) for line in (tmp_path / "rewards.jsonl").read_text().splitlines()]
+    for step in (0, 1):
+        replies = [e for e in scored if e["step"] == step]
+        valid = sum(e["status"] == "ok" for e in replies) / len(replies)
+        assert summary["valid_frac_curve"][step] == pytest.approx(valid, abs=1e-4)
+        by_packet: dict[str, set[float]] = {}
+        for e in replies:
+            by_packet.setdefault(e["packet_id"], set()).add(e["delta"] if e["status"] == "ok" else 0.0)
+        varied = sum(len(v) > 1 for v in by_packet.values()) / len(by_packet)
+        assert summary["variance_frac_curve"][step] == pytest.approx(varied, abs=1e-4)
+    timing = summary["timing"]
+    assert timing["rerun_seconds"] > 0 and 0 < timing["rerun_share"] < 1
     assert (tmp_path / "checkpoints" / "checkpoint-2").is_dir()
     info = json.loads((tmp_path / "engineer.json").read_text())
     assert info["prompt_style"]["kind"] == "compact" and info["prompt_style"]["max_new_tokens"] == 32

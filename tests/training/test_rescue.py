@@ -122,3 +122,52 @@ def test_router_mode_needs_a_router_and_a_pool() -> None:
         Rescuer(engine, Harness(H0), rescue="router", k=2, seed=0, temperature=1.0, pool=pool())
     with pytest.raises(ValueError, match="pool with at least one sibling"):
         Rescuer(engine, Harness(H0), rescue="random", k=2, seed=0, temperature=1.0)
+
+
+class CoinSolver(SolverAgent):
+    """The expert in episodes whose first request seed is even; ``look`` at every step in the others (a
+    real small policy whose groups mix successes and failures, decided by the episode seed)."""
+
+    policy_id = "coin-solver"
+
+    def __init__(self, env: object = None, protocol: str = "text") -> None:
+        super().__init__(env, protocol)
+        self.good: bool | None = None
+
+    def choose(self, request) -> str:  # type: ignore[no-untyped-def]
+        if self.good is None:
+            self.good = request.seed % 2 == 0
+        return super().choose(request) if self.good else "look"
+
+
+def test_only_the_group_without_a_success_is_rescued_in_the_same_step() -> None:
+    # H0 allows 4 steps: train task 3 (4 expert steps) is solved by the coin's good episodes, task 0 (9
+    # steps) by none; the sibling with 30 steps can rescue task 0. One step holds both groups.
+    h0 = base_harness_config("household").model_copy(update={"step_limit": 4})
+    sibling = Sibling(
+        name="long", direction="loop_recovery", base=h0, delta={"step_limit": 30}, description="30"
+    )
+    p = Pool("household", h0, [sibling], PolicyRef(spec="coin"), builtin_directions())
+    engine = RolloutEngine("household", "train", CoinSolver(), concurrency=8, annotate=failure_codes)
+    r = Rescuer(engine, Harness(h0), rescue="random", k=4, seed=1, temperature=1.0, pool=p)
+    report = asyncio.run(r.step(0, [3, 0]))
+    mixed, failed = report.groups
+    assert 0 < sum(x.success for x in mixed.base) < 4  # one success or more, not all: a GRPO signal
+    assert not any(x.success for x in failed.base)
+    assert mixed.rescue is None and mixed.rollouts == mixed.base  # never rescued
+    assert failed.rescue is not None and failed.rescue.harness == sibling.id  # rescued
+    assert all(x.harness == sibling.id and x.role == "rescue" for x in failed.rollouts)
+    assert failed.rescue.successes == sum(x.success for x in failed.rollouts) > 0
+    assert report.summary()["rescues_tried"] == 1 and engine.stats.episodes == {"h0": 8, "rescue": 4}
+
+
+def test_a_profile_measured_at_another_temperature_is_named_with_its_fix() -> None:
+    from reharness.training.reanchor import temperature_mismatch
+
+    p = pool()
+    profile = router(p).profile  # recorded without a temperature: the pool's H0 sampling (greedy)
+    assert temperature_mismatch(profile, p, 0.0) is None
+    warning = temperature_mismatch(profile, p, 1.0)
+    assert warning is not None and "temperature 0" in warning and "--reanchor-at-start" in warning
+    profile.temperature = 1.0
+    assert temperature_mismatch(profile, p, 1.0) is None

@@ -93,7 +93,12 @@ def test_sft_trains_a_tiny_engineer_usable_as_hf_engineer(micro_engineer: Path, 
     assert info["stage"] == "sft" and info["envs"] == ["household"]
     rows = sft_rows(read_records(micro_data), "train")
     assert info["examples"]["packets"] == len(rows) < info["examples"]["train"]  # 2 programs per packet
-    assert info["examples"]["valid"] >= 0 and info["params"] < 150_000
+    config = SFTStageConfig.model_validate(info["config"])
+    style = PromptStyle.model_validate(info["prompt_style"])
+    valid_rows = sft_rows(read_records(micro_data), "valid")
+    recorded = examples(valid_rows, style, config.short_replies, config.targets_per_packet)
+    assert info["examples"]["valid"] == len(recorded) > 0  # the valid packets' examples, all of them
+    assert info["params"] < 150_000
     curve = info["loss_curve"]
     assert len(curve) == 20 and curve[-1] < curve[0] / 4  # it learns
     assert info["prompt_style"]["kind"] == "compact" and info["prompt_style"]["language"] == "program"

@@ -10,6 +10,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ pytest.importorskip("trl")
 from reharness.envs.registry import make_env  # noqa: E402
 from reharness.failures import failure_codes  # noqa: E402
 from reharness.pool import PolicyRef, Pool, Sibling, builtin_directions  # noqa: E402
+from reharness.pool.decision import read_log  # noqa: E402
 from reharness.pool.profile import measure_profile  # noqa: E402
 from reharness.runtime import EpisodeRunner, Harness, SolverAgent, base_harness_config  # noqa: E402
 from reharness.runtime.harness import HarnessConfig  # noqa: E402
@@ -74,7 +76,49 @@ def metrics(out: Path) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(pool_dir: Path, tmp_path: Path) -> None:
+def recording_trainer(seen: dict[str, list]) -> Any:  # type: ignore[type-arg]
+    """The policy trainer, recording each step's rescue report and every row that reaches TRL's loss
+    (prompt ids, the policy tokens of the completion) — an observer on top of the real trainer."""
+    from reharness.training.policy_grpo import _trainer_class
+
+    class Recording(_trainer_class()):  # type: ignore[misc]
+        def _generate_and_score_completions(self, inputs: Any) -> Any:
+            out = super()._generate_and_score_completions(inputs)
+            seen["reports"].append(self.session.last_report)
+            return out
+
+        def compute_loss(self, model: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            rows = zip(
+                inputs["prompt_ids"],
+                inputs["prompt_mask"],
+                inputs["completion_ids"],
+                inputs["tool_mask"],
+                strict=True,
+            )
+            for prompt, prompt_mask, completion, loss_mask in rows:
+                if int(loss_mask.sum()) > 0:  # padding rows train nothing
+                    ids = completion[: len(loss_mask)].tolist()
+                    seen["rows"].append((prompt[prompt_mask.bool()].tolist(), ids))
+            return super().compute_loss(model, inputs, *args, **kwargs)
+
+    return lambda: Recording
+
+
+def trained_from(row: tuple[list[int], list[int]], rollouts: list[Any]) -> bool:
+    """Whether a trained row starts with one turn of one of ``rollouts`` (its prompt, then its reply)."""
+    prompt, completion = row
+    return any(
+        t.prompt_ids == prompt and completion[: len(t.completion_ids)] == t.completion_ids
+        for r in rollouts
+        for t in r.turns
+    )
+
+
+def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(
+    pool_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, list] = {"reports": [], "rows": []}  # type: ignore[type-arg]
+    monkeypatch.setattr("reharness.training.policy_train._trainer_class", recording_trainer(seen))
     out = tmp_path / "run"
     config = PolicyTrainConfig(
         **MICRO,
@@ -94,8 +138,21 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(pool_dir: 
         assert m["rescues_tried"] == 2 and m["costs"]["episodes"] == {"h0": 4, "rescue": 4}
         assert {r["name"] for r in m["rescues"]} == {"long-budget"}  # the validation rule's best sibling
         assert math.isfinite(m["trl"]["loss"]) and math.isfinite(m["trl"]["grad_norm"])
-        assert m["rows"] == 0 or m["rescues_succeeded"] > 0  # H0 all failed: rows only from rescued groups
+    # seed 0: step 1's rescues all fail (no variance, no rows, no gradient); step 2 rescues one group with 1
+    # success of 2 (its two episodes train, each one row)
+    assert [m["rescues_succeeded"] for m in lines] == [0, 1] and [m["rows"] for m in lines] == [0, 2]
+    assert lines[0]["trl"]["grad_norm"] == 0.0 < lines[1]["trl"]["grad_norm"]
+    assert [m["rescued_successes"] for m in lines] == [0, 1]
+    # the rows that reached the loss are the rescued group's trajectories, never the failed H0 group's
+    reports = seen["reports"]
+    rescued = [r for rep in reports for g in rep.groups if g.rescue is not None for r in g.rollouts]
+    base = [r for rep in reports for g in rep.groups for r in g.base]
+    assert len(seen["rows"]) == 2 and {r.harness for r in rescued} == {lines[1]["rescues"][0]["harness"]}
+    assert all(trained_from(row, rescued) and not trained_from(row, base) for row in seen["rows"])
     assert summary["rollouts"] == 16
+    # the pool's profile was measured greedily, the rollouts sample at 1.0: said loudly, with the fix
+    assert "temperature 0, the rescue rollouts sample at 1" in summary["profile_warning"]
+    assert "--reanchor-at-start" in summary["profile_warning"]
     # re-anchored before step 2 with the step-1 weights: a profile of another policy, on valid tasks
     assert "reanchor" not in lines[0] and lines[1]["reanchor"]["step"] == 1
     profile = json.loads((out / "profiles" / "step-00001.json").read_text())
@@ -105,21 +162,26 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(pool_dir: 
     assert summary["rescues"]["tried"] == 4
     succeeded = sum(m["rescues_succeeded"] for m in lines)
     assert summary["rescues"]["succeeded"] == succeeded
-    # the router's log: one decision per rescue, each followed by its outcome
-    log = [json.loads(line) for line in (out / "decisions.jsonl").read_text().splitlines()]
-    decisions = [e for e in log if "choice" in e]
-    outcomes = [e for e in log if "outcome" in e and "choice" not in e]
-    assert len(decisions) == 4 and len(outcomes) == 4
-    assert sum(o["outcome"]["successes"] > 0 for o in outcomes) == succeeded
-    # where a rescue succeeded, the group trained (rows); the policy changed
-    if succeeded:
-        assert sum(m["rows"] for m in lines) > 0
-        assert any(m["trl"]["grad_norm"] > 0 for m in lines)
+    # the router's log, read back from disk: every decision with its reasons, model calls and outcome
+    log = (out / "decisions.jsonl").read_text().splitlines()
+    decisions = read_log(out / "decisions.jsonl")
+    assert len(decisions) == 4 and len(log) == 8  # one decision line and one outcome line per rescue
+    tried = [(a["task_index"], a["harness"]) for m in lines for a in m["rescues"]]
+    assert [d.choice[0] for d in decisions] == [h for _, h in tried]
+    for decision, attempt in zip(decisions, [a for m in lines for a in m["rescues"]], strict=True):
+        assert decision.decision_id == attempt["decision_id"] and decision.strategy == "validation"
+        assert decision.candidates and all(c.reason for c in decision.candidates)
+        assert attempt["reason"] == decision.candidates[0].reason
+        assert decision.model_calls == sum(v.calls for v in decision.votes) == 0  # rule strategy: no model
+        [outcome] = decision.outcome
+        assert outcome.sibling_id == decision.choice[0] and outcome.attempts == 2
+        assert outcome.successes == attempt["successes"]
+    assert sum(d.outcome[0].successes > 0 for d in decisions) == succeeded == 1
 
     # the trained policy is an ordinary Hugging Face model directory: it runs as hf:DIR
     from reharness.envs.registry import make_env
-    from reharness.models.registry import make_agent
     from reharness.runtime import EpisodeRunner, Harness
+    from reharness.runtime.agent_specs import make_agent
 
     agent = make_agent(f"hf:{summary['path']}")
     env = make_env("household", split="test")
@@ -157,6 +219,27 @@ def test_equal_compute_resampling_and_no_rescue(pool_dir: Path, tmp_path: Path) 
     assert line["costs"]["episodes"] == {"h0": 4, "resample": 4} and resample["rollouts"] == 8
     assert {r["harness"] for r in line["rescues"]} == {"H0"}
     assert line["rescues_succeeded"] == 0  # fresh H0 rollouts cannot fit a task in 3 steps either
+    placebo = train_policy(
+        PolicyTrainConfig(**MICRO, pool=str(pool_dir), rescue="placebo", steps=1, out=str(tmp_path / "pl"))
+    )
+    line = metrics(tmp_path / "pl")[0]
+    assert line["costs"]["episodes"] == {"h0": 4, "rescue": 4} and placebo["rollouts"] == 8
+    assert {r["name"] for r in line["rescues"]} <= {"placebo-0", "placebo-1", "placebo-2", "placebo-3"}
+    assert line["rescues_succeeded"] == 0  # a neutral sentence does not lift the 3-step budget
+
+
+def test_reanchor_every_zero_never_measures_and_vote_logs_its_judges(pool_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "vote"
+    config = PolicyTrainConfig(
+        **MICRO, pool=str(pool_dir), rescue="router", route="vote", reanchor_every=0, steps=1, out=str(out)
+    )
+    summary = train_policy(config)
+    assert not (out / "profiles").exists() and not (out / "reanchor").exists()  # the off switch
+    assert summary["final_profile"] is None and "reanchor" not in summary["costs"]["episodes"]
+    decisions = read_log(out / "decisions.jsonl")
+    assert len(decisions) == 2 and all(d.strategy == "vote" for d in decisions)
+    assert all([v.judge for v in d.votes] == ["direction", "behaviour"] for d in decisions)
+    assert all(len(d.candidates) == 2 and d.choice[0] == d.outcome[0].sibling_id for d in decisions)
 
 
 def test_cli_json_contract(pool_dir: Path, tmp_path: Path) -> None:
@@ -175,6 +258,13 @@ def test_cli_json_contract(pool_dir: Path, tmp_path: Path) -> None:
     assert (Path(data["path"]) / "config.json").is_file()
     saved = json.loads((out / "train_config.json").read_text())
     assert saved["rescue"] == "random" and saved["k"] == 2
+    # one vocabulary of routes; a vote needs known judges
+    for extra, message in (
+        (["--route", "oracle"], "oracle"),
+        (["--route", "vote", "--judges", "x"], "judges"),
+    ):
+        refused = CliRunner().invoke(app, [*args[:-2], *extra, "--out", str(tmp_path / "r")])
+        assert refused.exit_code == 2 and message in refused.output, refused.output
     # the same --out with other options is refused (exit 2), nothing trained
     result = CliRunner().invoke(app, [*args[:-2], "--k", "4", "--out", str(out)])
     assert result.exit_code == 2

@@ -79,7 +79,7 @@ def train(
     from reharness.envs.registry import resolve_env_name
     from reharness.models.tiny.config import recipe_for
     from reharness.models.tiny.registry import cache_dir
-    from reharness.models.tiny.train import train_agent
+    from reharness.training.tiny.train import train_agent
 
     env_name = resolve_env_name(env).name
     notes = {"interventions": True, "observed_notes": True} if observed_notes else {}
@@ -198,8 +198,8 @@ def eval_agent(
 ) -> None:
     """Greedy success rate and failure mix of a tiny agent in the env's base harness."""
     from reharness.core.errors import ConfigError
-    from reharness.models.tiny.evaluate import evaluate
     from reharness.models.tiny.registry import parse_name, resolve_tiny
+    from reharness.training.tiny.evaluate import evaluate
 
     path = Path(agent)
     if "/" in agent and not path.is_dir():

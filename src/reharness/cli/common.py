@@ -89,7 +89,7 @@ def check_specs(envs: list[str], agents: Sequence[str] = (), engineers: Sequence
     """Check agent specs (``{env}`` replaced by each of ``envs``) and engineer specs without loading any
     model, so that a command with a bad one fails before it creates any file or runs any episode."""
     from reharness.engineer.factory import check_engineer_spec
-    from reharness.models.registry import check_agent_spec
+    from reharness.runtime.agent_specs import check_agent_spec
 
     for spec in agents:
         for env in envs:
@@ -185,6 +185,27 @@ RetryErrors = Annotated[
         "(model server or environment failed).",
     ),
 ]
+#: ``--device`` of the commands that build a target model (``run``, ``improve``).
+Device = Annotated[
+    str | None,
+    typer.Option(
+        help="Where an in-process model (hf:, tiny:, pretrained:) runs: cpu (default), cuda, cuda:N or mps."
+    ),
+]
+#: ``--gguf-file`` of the commands that build a target model (``run``, ``improve``).
+GgufFile = Annotated[
+    str | None,
+    typer.Option(help="With --agent hf:DIR: the GGUF file inside DIR to load (when DIR holds several)."),
+]
+
+
+def agent_options(agent: str, device: str | None, gguf_file: str | None) -> dict[str, str]:
+    """``--device`` / ``--gguf-file`` as the backend's options, checked before anything runs."""
+    from reharness.models.registry import backend_options
+
+    return backend_options(agent, device=device, gguf_file=gguf_file)
+
+
 #: The run-directory argument of ``show`` and ``packet``.
 RunDir = Annotated[
     Path,

@@ -3,8 +3,8 @@
 
 Progress goes to stderr; with ``--json`` stdout holds exactly, for ``r1``,
 ``{rows: [{method, env, success, ci_low, ci_high, broken}], average: {method: success}}`` and, for ``s``,
-``{rows: [{method, env, success, ci_low, ci_high, rollouts}], rank1: [{env, success, ci_low, ci_high}],
-average: {method: success}}``.
+``{rows: [{method, env, success, ci_low, ci_high, rollouts, target_code_rate, tokens, model_calls}], rank1:
+[{env, success, ci_low, ci_high}], average: {method: success}, equal_rollouts: [...]}``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ from reharness.cli.common import (
     stdout,
 )
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, executor_scope
+from reharness.cli.train_policy_cmd import (
+    JudgeModel,
+    ProfileSamples,
+    RewrittenTurns,
+    Route,
+    RouteName,
+    VoteK,
+)
 from reharness.training.data import BATCH_CONCURRENCY
 
 experiment_app = typer.Typer(help="Scripted studies that reproduce the papers' tables at small scale.")
@@ -201,8 +209,19 @@ def s(
         ),
     ] = None,
     methods: Annotated[
-        str, typer.Option(help="Trained methods, comma-separated: none, resample, random, router.")
-    ] = "none,resample,random,router",
+        str,
+        typer.Option(
+            help="Trained methods, comma-separated: none, resample, random, placebo (a neutral-sentence "
+            "sibling), vote (profile top-k, then the judges vote), router (--route)."
+        ),
+    ] = "none,resample,random,placebo,vote,router",
+    route: Route = RouteName.validation,
+    vote_k: VoteK = 3,
+    judge_model: JudgeModel = None,
+    profile_samples: ProfileSamples = 2,
+    rewritten_turns: Annotated[
+        RewrittenTurns, typer.Option(help="Turns a hook rewrote or forced: mask, executed or raw.")
+    ] = RewrittenTurns.mask,
     steps: Annotated[int, typer.Option(min=1, help="GRPO optimizer steps of every method.")] = 20,
     k: Annotated[int, typer.Option("--k", min=2, max=64, help="Rollouts per task (GRPO group).")] = 8,
     tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
@@ -219,29 +238,41 @@ def s(
         ),
     ] = True,
     reanchor_every: Annotated[
-        int, typer.Option(min=0, help="Router: re-anchor the profile every R steps (0: never).")
+        int,
+        typer.Option(
+            min=0,
+            help="Routed methods: re-anchor the profile every R steps, plus before step 1 and after training "
+            "(0: never — the pool's profile throughout).",
+        ),
     ] = 10,
     reanchor_n: Annotated[int, typer.Option(min=1, help="Valid tasks per re-anchoring.")] = 40,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes decoded together.")] = 32,
     seed: Annotated[int, typer.Option(help="Seed (task stream, rollouts, test tasks).")] = 0,
+    test_seed: Annotated[
+        int | None,
+        typer.Option(help="Seed of the held-out test tasks (default --seed): one fresh value for all seeds."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract on stdout.")] = False,
     executor: Executor = ExecutorKind.local,
     ray_address: RayAddress = None,
     ray_actors: RayActors = None,
 ) -> None:
-    """Harness-S: train the policy with GRPO in H0 with sibling rescue (router) and its baselines (none,
-    resample, random) from the same start, seed and task stream; evaluate every policy in H0 on held-out
-    test tasks (plus start, plus the router policy with Rank-1 routing). Writes report.md and result.json."""
+    """Harness-S: train the policy with GRPO in H0 with sibling rescue (router, vote) and its baselines
+    (none, resample, random, placebo) from the same start, seed and task stream; evaluate every policy in H0
+    on held-out test tasks (plus start, plus the router policy with Rank-1 routing). Writes report.md and
+    result.json."""
     from reharness.cli.train_cmd import resolve_envs
     from reharness.experiments.s import SConfig, check_inputs, parse_methods, run_s
 
     envs = resolve_envs(env)
     check_specs(envs, agents=[agent])
     config = SConfig.build(
-        envs=envs, agent=agent, pool=pool, methods=parse_methods(methods), steps=steps, k=k,
+        envs=envs, agent=agent, pool=pool, methods=parse_methods(methods), route=route.value, vote_k=vote_k,
+        judge_model=judge_model, profile_samples=profile_samples, rewritten_turns=rewritten_turns.value,
+        steps=steps, k=k,
         tasks_per_step=tasks_per_step, temperature=temperature, learning_rate=learning_rate, test_n=test_n,
         equal_rollouts=equal_rollouts, reanchor_every=reanchor_every, reanchor_n=reanchor_n,
-        concurrency=concurrency, seed=seed, out=str(out),
+        concurrency=concurrency, seed=seed, test_seed=test_seed, out=str(out),
     )  # fmt: skip
     check_inputs(config)  # agents and pools, before anything is written
     with executor_scope(executor, ray_address, ray_actors):  # pool, training rollouts, evaluations
@@ -261,6 +292,47 @@ def s(
         )
     stdout.print(table)
     stdout.print(f"report: {out / 'report.md'}", highlight=False)
+
+
+@experiment_app.command("s-seeds")
+@friendly_errors
+def s_seeds(
+    runs: Annotated[
+        list[Path], typer.Argument(help="experiment s output directories, one per training seed.")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the pooled table as JSON.")] = False,
+) -> None:
+    """Pool several training seeds' `experiment s` runs (same options, one shared --test-seed) into one
+    table, from their stored files only: mean success, paired differences vs start, none and resample over
+    the shared test tasks (bootstrap over tasks), an ordering only where the interval excludes 0."""
+    from reharness.experiments.s_seeds import pooled
+
+    table_data = pooled(runs)
+    if as_json:
+        print(json.dumps(table_data))
+        return
+    table = Table(title=f"held-out success in H0, training seeds {table_data['seeds']}")
+    for col in ("env", "method", "success", "per seed", "targeted codes", "vs none", "vs resample"):
+        table.add_column(col)
+    for row in table_data["rows"]:
+        cells = []
+        for other in ("none", "resample"):
+            v = row.get(f"vs_{other}")
+            cells.append(
+                "-"
+                if v is None
+                else f"{100 * v['delta']:+.1f} [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}] {v['verdict']}"
+            )
+        per_seed = " ".join(f"{100 * x:.1f}" for x in row["per_seed"])
+        table.add_row(
+            row["env"],
+            row["method"],
+            f"{row['success']:.1%}",
+            per_seed,
+            f"{row['target_code_rate']:.1%}",
+            *cells,
+        )
+    stdout.print(table)
 
 
 def _with_progress(run: Callable[..., Any], config: Any) -> Any:

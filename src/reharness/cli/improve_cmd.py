@@ -14,7 +14,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from reharness.cli.common import RetryErrors, friendly_errors, output_dir, stderr, stdout
+from reharness.cli.common import (
+    Device,
+    GgufFile,
+    RetryErrors,
+    agent_options,
+    friendly_errors,
+    output_dir,
+    stderr,
+    stdout,
+)
 from reharness.cli.progress import RichEvents, batch_progress
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
 from reharness.engineer.factory import ENGINEERS
@@ -103,6 +112,8 @@ def improve(
     executor: Executor = ExecutorKind.local,
     ray_address: RayAddress = None,
     ray_actors: RayActors = None,
+    device: Device = None,
+    gguf_file: GgufFile = None,
 ) -> None:
     """Improve a frozen agent's harness: failures → engineer's patches → paired reruns → accept the best
     (Δ_B > 0, ≤ max regressions) → held-out comparison. Writes patch.json, candidates.json/csv, report.md."""
@@ -126,6 +137,7 @@ def improve(
         concurrency=concurrency,
         prefix_reuse=not no_prefix_reuse,
         retry_errors=retry_errors,
+        agent_options=agent_options(agent, device, gguf_file),
     )
     if as_json:
         print(json.dumps(result.contract()))

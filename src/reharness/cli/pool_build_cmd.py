@@ -44,10 +44,10 @@ def build_command(
 ) -> None:
     """Freeze a pool of hand-picked siblings (no evolution): for an environment where no repair lifts the
     greedy policy but sampled groups may still be rescued (e.g. hint-giving siblings on db)."""
-    from reharness.models.registry import make_agent
     from reharness.pool.build import build_pool
     from reharness.pool.measure import measure_pool_profile
     from reharness.pool.policy_ref import policy_ref
+    from reharness.runtime.agent_specs import make_agent
 
     check_specs([env], agents=[agent])
     policy = make_agent(agent, notify=stderr.print)

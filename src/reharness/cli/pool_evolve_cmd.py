@@ -174,10 +174,10 @@ def reanchor_command(
 ) -> None:
     """Re-measure a pool's behaviour profile with another (e.g. a further-trained) policy on `valid`
     tasks and write it as POOL/profile.json (the pool itself stays frozen)."""
-    from reharness.models.registry import make_agent
     from reharness.pool.measure import measure_pool_profile
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import PROFILE_FILE, load_profile
+    from reharness.runtime.agent_specs import make_agent
 
     pool = load_pool(pool_dir)
     check_specs([pool.env], agents=[agent])
@@ -223,7 +223,7 @@ def eval_command(
     n: Annotated[int, typer.Option(min=1, help="Tasks.")] = 100,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     route: Annotated[
-        str, typer.Option(help="Rank-1 routing strategy: validation or profile.")
+        str, typer.Option(help="Rank-1 routing strategy: validation, profile or vote (rule judges).")
     ] = "validation",
     rank1_prior: Rank1Prior = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
@@ -233,17 +233,17 @@ def eval_command(
     ray_actors: RayActors = None,
 ) -> None:
     """H0, every sibling, Rank-1 routing and the oracle on the same held-out tasks and seeds."""
-    from reharness.models.registry import make_agent
     from reharness.pool.evaluate import evaluate_pool
     from reharness.pool.pool import load_pool
     from reharness.pool.profile import load_profile
     from reharness.pool.router import RANK1_PRIOR
+    from reharness.runtime.agent_specs import make_agent
 
-    if route not in ("validation", "profile"):
+    if route not in ("validation", "profile", "vote"):
         from reharness.core.errors import ConfigError
 
         raise ConfigError(
-            f"--route {route!r} is not a Rank-1 strategy", hint="use --route validation or profile"
+            f"--route {route!r} is not a Rank-1 strategy", hint="use --route validation, profile or vote"
         )
     pool = load_pool(pool_dir)
     check_specs([pool.env], agents=[agent])

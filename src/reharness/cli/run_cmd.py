@@ -16,8 +16,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from reharness.cli.common import (
+    Device,
+    GgufFile,
     Isolation,
     RetryErrors,
+    agent_options,
     build_options,
     friendly_errors,
     input_file,
@@ -32,7 +35,7 @@ from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, b
 from reharness.core.secrets import redact
 from reharness.envs.registry import get_kit, resolve_env_name
 from reharness.failures.detectors import failure_codes
-from reharness.models.registry import make_agent
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.agents import GoldAgent
 from reharness.runtime.executor import BatchResult, RunSpec, run_resolved
 from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
@@ -127,6 +130,8 @@ def run(
     ] = Path("runs"),
     overwrite: Annotated[bool, typer.Option(help="Replace an existing run with the same id.")] = False,
     retry_errors: RetryErrors = False,
+    device: Device = None,
+    gguf_file: GgufFile = None,
     pool: Annotated[
         Path | None,
         typer.Option(help="Sibling pool (made by `pool evolve`): route each task to one harness."),
@@ -153,6 +158,7 @@ def run(
     env_name = resolve_env_name(env).name
     check_pool_options(pool, route, harness, patch or [])
     config = load_harness_config(harness, env_name) if harness else base_harness_config(env_name)
+    options = agent_options(agent, device, gguf_file)
     spec = build_options(
         RunSpec,
         "reharness run",
@@ -163,6 +169,7 @@ def run(
         seed=seed,
         data=str(data) if data else None,
         concurrency=concurrency,
+        agent_options=options,
     )
     overlays = load_patch_overlays(
         patch or [], isolation.value, concurrency, dialect, env_name
@@ -170,7 +177,7 @@ def run(
     # a bad task file, split, --n or agent for the env is reported before a progress bar starts
     resolved = resolve_run(spec, Harness(config, overlays))  # the tasks, chosen once for the whole run
     try:
-        policy = make_agent(agent, train_missing=not no_train, notify=stderr.print)
+        policy = make_agent(agent, train_missing=not no_train, notify=stderr.print, **options)
         if isinstance(policy, GoldAgent):
             policy.check_env(resolved.planning_env())
     except BaseException:

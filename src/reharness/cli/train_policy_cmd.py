@@ -33,8 +33,58 @@ from reharness.core.errors import ConfigError
 class RescueMode(enum.StrEnum):
     router = "router"
     random = "random"
+    placebo = "placebo"
     resample = "resample"
     none = "none"
+
+
+class RouteName(enum.StrEnum):
+    """The router strategies a rescue can route by (one vocabulary: :mod:`reharness.pool.strategies`)."""
+
+    validation = "validation"
+    profile = "profile"
+    vote = "vote"
+    random = "random"
+
+
+Route = Annotated[
+    RouteName,
+    typer.Option(
+        help="Router strategy: validation (evolve-time rescue rate), profile (measured + learned evidence), "
+        "vote (the profile's top --vote-k, then the judges vote), random (a seeded shuffle)."
+    ),
+]
+VoteK = Annotated[int, typer.Option(min=1, help="vote: the profile's top-k the judges vote among.")]
+Judges = Annotated[
+    str, typer.Option("--judges", help="vote: rule judges, comma-separated (direction, behaviour).")
+]
+JudgeModel = Annotated[
+    str | None, typer.Option(help="vote: add an LLM judge on this model spec (e.g. openai:MODEL@URL).")
+]
+ReanchorAtStart = Annotated[
+    bool,
+    typer.Option(
+        "--reanchor-at-start/--no-reanchor-at-start",
+        help="Measure the profile with the start policy at the rollout temperature before step 1.",
+    ),
+]
+ProfileSamples = Annotated[
+    int, typer.Option(min=1, max=64, help="Re-anchoring: sampled episodes per valid task and harness.")
+]
+
+
+def judge_list(text: str) -> list[str]:
+    """``--judges direction,behaviour`` → the rule judges' names (each checked)."""
+    from reharness.pool.judges import RULE_JUDGES
+
+    names = [j.strip() for j in text.split(",") if j.strip()]
+    for name in names:
+        if name not in RULE_JUDGES:
+            raise ConfigError(
+                f"unknown --judges entry {name!r}",
+                hint=f"rule judges: {', '.join(RULE_JUDGES)}; an LLM judge: --judge-model SPEC",
+            )
+    return names
 
 
 class RewrittenTurns(enum.StrEnum):
@@ -62,7 +112,7 @@ def check_pool_for(pool: Path | None, env: str, rescue: str = "router") -> None:
             f"--pool {str(pool)!r} was evolved for env {loaded.env!r}, not {env!r}",
             hint=f"pass a pool evolved with `reharness pool evolve --env {env}`",
         )
-    if rescue in ("router", "random") and not loaded.siblings:
+    if rescue in ("router", "random") and not loaded.siblings:  # placebo builds its own siblings
         raise ConfigError(
             f"--pool {str(pool)!r} has no siblings: nothing can rescue a group",
             hint="evolve a larger pool, or train with --rescue resample|none",
@@ -81,11 +131,17 @@ def policy_command(
     ],
     agent: Annotated[str, typer.Option(help="Starting policy: tiny:NAME or hf:DIR.")] = "tiny:{env}-S",
     pool: Annotated[
-        Path | None, typer.Option(help="Frozen sibling pool directory (needed by router and random).")
+        Path | None,
+        typer.Option(help="Frozen sibling pool directory (needed by router, random and placebo)."),
     ] = None,
     rescue: Annotated[
-        RescueMode, typer.Option(help="What an all-failed H0 group gets: router, random, resample, none.")
+        RescueMode,
+        typer.Option(help="What an all-failed H0 group gets: router, random, placebo, resample, none."),
     ] = RescueMode.router,
+    route: Route = RouteName.validation,
+    vote_k: VoteK = 3,
+    judges: Judges = "direction,behaviour",
+    judge_model: JudgeModel = None,
     k: Annotated[int, typer.Option("--k", min=2, max=64, help="Rollouts per task (GRPO group).")] = 8,
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 20,
     tasks_per_step: Annotated[int, typer.Option(min=1, help="Train tasks per optimizer step.")] = 4,
@@ -103,6 +159,8 @@ def policy_command(
     reanchor_every: Annotated[
         int, typer.Option(min=0, help="Re-anchor the pool's profile every R steps (0: never).")
     ] = 0,
+    reanchor_at_start: ReanchorAtStart = False,
+    profile_samples: ProfileSamples = 1,
     learning_rate: Annotated[float, typer.Option(min=0.0, help="Learning rate.")] = 2e-4,
     micro_batches: Annotated[int, typer.Option(min=1, help="Gradient-accumulation chunks per step.")] = 4,
     no_audit: Annotated[
@@ -145,6 +203,12 @@ def policy_command(
         agent=agent,
         pool=str(pool) if pool is not None else None,
         rescue=rescue.value,
+        route=route.value,
+        vote_k=vote_k,
+        judges=judge_list(judges),
+        judge_model=judge_model,
+        reanchor_at_start=reanchor_at_start,
+        profile_samples=profile_samples,
         k=k,
         steps=steps,
         tasks_per_step=tasks_per_step,

@@ -42,8 +42,8 @@ from reharness.engineer.improve_result import CandidateRow, ImproveConfig, Impro
 from reharness.envs.registry import get_kit, resolve_env_name
 from reharness.measure.baseline import Baseline, Target, get_baseline
 from reharness.measure.paired import Candidate, PairedResult, evaluate_candidates, evaluate_patch
-from reharness.models.registry import make_agent
 from reharness.patches.model import Patch
+from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec
 from reharness.runtime.harness import Harness, HarnessConfig, base_harness_config
@@ -140,7 +140,15 @@ class _Loop:
 
     def spec(self, split: str, n: int, seed: int) -> RunSpec:
         c = self.config
-        return RunSpec(env=self.env, agent=c.agent, split=split, n=n, seed=seed, concurrency=c.concurrency)
+        return RunSpec(
+            env=self.env,
+            agent=c.agent,
+            split=split,
+            n=n,
+            seed=seed,
+            concurrency=c.concurrency,
+            agent_options=c.agent_options,
+        )
 
     def check_arguments(self) -> None:
         """Fail fast (before any episode) on splits or sizes the environment cannot serve."""
@@ -298,7 +306,9 @@ async def improve(
     own_agent, own_engineer = agent is None, engineer is None
     loop.engineer = engineer if engineer is not None else make_engineer(config.engineer)
     try:
-        loop.agent = agent if agent is not None else make_agent(config.agent, notify=notify)
+        loop.agent = (
+            agent if agent is not None else make_agent(config.agent, notify=notify, **config.agent_options)
+        )
     except BaseException:
         if own_engineer:
             await loop.engineer.close()

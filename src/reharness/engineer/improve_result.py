@@ -33,6 +33,9 @@ class ImproveConfig(BaseModel):
     candidate_timeout_s: float | None = Field(1800.0, gt=0)
     prefix_reuse: bool = True
     retry_errors: bool = False
+    agent_options: dict[str, str] = Field(
+        default_factory=dict, description="The target backend's options (--device, --gguf-file)."
+    )
 
     @classmethod
     def build(cls, **values: Any) -> ImproveConfig:

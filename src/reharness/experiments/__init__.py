@@ -8,12 +8,17 @@
 - :mod:`.r1_compare`: paired comparisons of its methods with bootstrap intervals;
 - :mod:`.r1_studies`: its further studies, on the trained engineers;
 - :mod:`.r1_report`: its Markdown report: main table, training summary and plots;
-- :mod:`.s`: Harness-S's claim — policy GRPO with sibling rescue (router) against policy-only GRPO,
-  equal-compute H0 resampling and a random sibling, evaluated in H0 on held-out tasks, plus Rank-1
-  (``reharness experiment s``);
+- :mod:`.s`: Harness-S's claim — policy GRPO with sibling rescue (router, vote) against policy-only GRPO,
+  equal-compute H0 resampling, a random sibling and a placebo sibling, evaluated in H0 on held-out tasks,
+  plus Rank-1 (``reharness experiment s``);
 - :mod:`.s_config`: its validated options (:class:`SConfig`), result rows and the ``--json`` contract;
 - :mod:`.s_eval`: its held-out evaluation and the aggregation into rows;
-- :mod:`.s_data`: what its report reads from the training runs: step metrics, diagnostic, profile drift;
+- :mod:`.s_data`: what its report reads from the training runs: step metrics, diagnostic, profile drift,
+  oracle agreement, learnable rescues, the pool's cost;
 - :mod:`.s_plots`: its report's plots (matplotlib, the ``experiments`` extra);
-- :mod:`.s_report`: its Markdown report (``OUT/report.md``): tables, diagnostic and plots.
+- :mod:`.s_report`: its Markdown report (``OUT/report.md``): tables, diagnostic and plots;
+- :mod:`.s_evidence`: the report's evidence sections: paired comparisons, targeted failure codes, compute,
+  router vs oracle, learnable rescues;
+- :mod:`.s_seeds`: several training seeds' runs in one table, from their stored files
+  (``reharness experiment s-seeds``).
 """

@@ -78,7 +78,7 @@ class Evaluator:
 
     def agent(self, env: str) -> Agent:
         if env not in self.agents:
-            from reharness.models.registry import make_agent
+            from reharness.runtime.agent_specs import make_agent
 
             self.agents[env] = make_agent(self.agent_spec.replace("{env}", env))
         return self.agents[env]

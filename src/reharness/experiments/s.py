@@ -6,12 +6,17 @@ task stream:
 1. **Pool** — ``--pool DIR`` (``{env}`` in it is replaced per environment), else one is evolved into
    ``OUT/ENV/pool`` with the recipe the shipped pools were measured with (``pool evolve --generations 1 --k 3
    --batch-size 20 --valid-n 40 --no-config-mutations``; resumable). A pool without siblings is accepted:
-   nothing can rescue a group then, so ``router`` and ``random`` *are* policy-only GRPO — they are not
-   trained again but reported with ``none``'s policy and numbers (the report says so), and Rank-1 routes
+   nothing can rescue a group then, so ``router``, ``vote`` and ``random`` *are* policy-only GRPO — they are
+   not trained again but reported with ``none``'s policy and numbers (the report says so), and Rank-1 routes
    every task to H0.
 2. **Train** (:mod:`reharness.training.policy_train`, ``OUT/ENV/METHOD``) one policy per method: ``none``
    (policy-only GRPO in H0), ``resample`` (an all-failed group gets K fresh H0 rollouts: equal compute),
-   ``random`` (a random sibling) and ``router`` (Harness-S). With ``equal_rollouts``, ``none`` is also
+   ``random`` (a random sibling), ``placebo`` (a random placebo sibling: H0 plus a neutral sentence, so a gain
+   there comes from swapping out failed groups, not from harness content), ``vote`` (the seed's router:
+   the profile's top-k, then the judges vote) and ``router`` (Harness-S, strategy ``route``). The routed
+   methods measure the pool's profile with the start policy at the rollout temperature before step 1,
+   re-anchor every ``reanchor_every`` steps and once more on the trained policy (its Rank-1 reads that
+   profile); ``reanchor_every=0`` switches all of it off. With ``equal_rollouts``, ``none`` is also
    trained on until its rollouts reach ``router``'s (``none-equal-rollouts``: a copy of ``none``'s run
    resumed from its last checkpoint, so the first steps are shared, not recomputed).
 3. **Evaluate in H0** (:mod:`.s_eval`): every trained policy and the starting policy (``start``) on the same
@@ -39,6 +44,7 @@ from reharness.core.resume import refuse_other_options
 from reharness.experiments.s_config import (
     DEFAULT_EVOLVE,
     EQUAL,
+    ROUTED,
     START,
     TRAINED,
     Rank1Row,
@@ -47,6 +53,7 @@ from reharness.experiments.s_config import (
     SRow,
     parse_methods,
 )
+from reharness.experiments.s_data import learnable, metrics, oracle_agreement, pool_costs
 from reharness.experiments.s_eval import aggregate, evaluate_env
 from reharness.experiments.s_report import write_report
 
@@ -106,7 +113,7 @@ def check_inputs(config: SConfig) -> None:
 def _check_same_experiment(out: Path, config: SConfig) -> None:
     """Refuse to mix an earlier experiment's trainings with other options (``test_n``, ``methods``,
     ``equal_rollouts`` and ``concurrency`` may change: they add or re-run evaluations only)."""
-    free = {"test_n", "methods", "equal_rollouts", "concurrency", "out", "envs"}
+    free = {"test_n", "test_seed", "methods", "equal_rollouts", "concurrency", "out", "envs"}
     refuse_other_options(out / "s_config.json", config, run="an experiment s run", free=free)
 
 
@@ -149,18 +156,26 @@ def train_method(
     if done is not None:
         notify(f"{env}/{method}: trained policy found in {out}")
         return done
-    rescue = "none" if method == EQUAL else method
+    rescue = {EQUAL: "none", "vote": "router"}.get(method, method)
+    routed = method in ROUTED
     train_config = PolicyTrainConfig(
         env=env,
         agent=config.agent_for(env),
-        pool=str(config.pool_for(env)) if rescue in ("router", "random") else None,
+        pool=str(config.pool_for(env)) if rescue in ("router", "random", "placebo") else None,
         rescue=rescue,  # type: ignore[arg-type]
+        route="vote" if method == "vote" else config.route,
+        vote_k=config.vote_k,
+        judge_model=config.judge_model,
+        # --reanchor-every 0 switches re-anchoring off entirely (at start, during and after training)
+        reanchor_at_start=routed and config.reanchor_every > 0,
+        profile_samples=config.profile_samples,
+        rewritten_turns=config.rewritten_turns,
         k=config.k,
         steps=steps,
         tasks_per_step=config.tasks_per_step,
         temperature=config.temperature,
         learning_rate=config.learning_rate,
-        reanchor_every=config.reanchor_every if rescue == "router" else 0,
+        reanchor_every=config.reanchor_every if routed else 0,
         reanchor_n=config.reanchor_n,
         micro_batches=config.micro_batches,
         concurrency=config.concurrency,
@@ -191,7 +206,7 @@ def train_env(
     summaries: dict[str, dict[str, Any]] = {}
     needs_none = "none" in config.methods or not has_siblings or config.equal_rollouts
     for method in [m for m in TRAINED if m in config.methods or (m == "none" and needs_none)]:
-        if method in ("router", "random") and not has_siblings:
+        if method in ("router", "random", "vote") and not has_siblings:
             summaries[method] = summaries["none"] | {"alias": "none"}
             continue
         summaries[method] = train_method(config, env, method, config.steps, progress, notify)
@@ -223,6 +238,14 @@ def run_s(
         training[env] = train_env(config, env, siblings[env], progress, notify)
         records += evaluate_env(config, env, training[env], siblings[env], notify, progress)
     result = aggregate(config, records, training, siblings)
+    for env in config.envs:
+        result.pool_costs[env] = pool_costs(config.pool_for(env))
+        trained = [m for m in training[env] if not training[env][m].get("alias")]
+        choosing: list[str] = [m for m in ("random", "vote", "router") if m in trained]
+        if choosing and siblings[env]:
+            n = len(json.loads((config.pool_for(env) / "pool.json").read_text(encoding="utf-8"))["siblings"])
+            result.oracle[env] = oracle_agreement(out, env, choosing, n)
+        result.learnable[env] = {m: learnable(metrics(out, env, m)) for m in trained if m != "none"}
     (out / "result.json").write_text(json.dumps(result.model_dump(mode="json"), indent=2) + "\n", "utf-8")
     write_report(result, out)
     return result

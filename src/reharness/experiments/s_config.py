@@ -6,14 +6,18 @@ orchestration (:mod:`.s`), the evaluation (:mod:`.s_eval`) and the report (:mod:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean, options_error
 
 #: Methods that train a policy, in training order; ``none-equal-rollouts`` is added by ``equal_rollouts``.
-TRAINED = ("none", "resample", "random", "router")
+#: ``placebo``: rescue under a random placebo sibling (a neutral sentence); ``vote``: the router with the
+#: ``vote`` strategy (the profile's top-k, then the judges vote); ``router``: the router with ``route``.
+TRAINED = ("none", "resample", "random", "placebo", "vote", "router")
+#: The methods whose rescues a router decides (they re-anchor and log decisions).
+ROUTED = ("vote", "router")
 EQUAL = "none-equal-rollouts"
 START = "start"
 #: pool evolve options of the default pool (the recipe of the shipped pools, README "Harness-S").
@@ -35,6 +39,17 @@ class SConfig(BaseModel):
     agent: str = Field("tiny:{env}-S", description="Starting policy (tiny:NAME or hf:DIR); {env} replaced.")
     pool: str | None = Field(None, description="Pool directory ({env} replaced); None: evolve one per env.")
     methods: list[str] = Field(default_factory=lambda: list(TRAINED))
+    route: Literal["validation", "profile", "vote", "random"] = Field(
+        "validation", description="The router method's strategy (vote has its own method)."
+    )
+    vote_k: int = Field(3, ge=1, description="vote: the profile's top-k the judges vote among.")
+    judge_model: str | None = Field(None, description="vote: also an LLM judge on this model spec.")
+    profile_samples: int = Field(
+        2, gt=0, le=64, description="Routed methods: sampled episodes per valid task when re-anchoring."
+    )
+    rewritten_turns: Literal["mask", "executed", "raw"] = Field(
+        "mask", description="Turns a hook rewrote or forced: no loss (mask), the executed action, or raw."
+    )
     steps: int = Field(20, gt=0, description="Optimizer steps of every method.")
     k: int = Field(8, ge=2, le=64, description="Rollouts per task (GRPO group).")
     tasks_per_step: int = Field(4, gt=0)
@@ -48,6 +63,11 @@ class SConfig(BaseModel):
     reanchor_n: int = Field(40, gt=0, description="Valid tasks per re-anchoring.")
     concurrency: int = Field(32, gt=0, le=1024, description="Episodes decoded together.")
     seed: int = 0
+    test_seed: int | None = Field(
+        None,
+        description="Seed of the held-out test tasks (None: seed). Give several training seeds one fresh "
+        "test seed, so every seed's policies meet the same tasks.",
+    )
     out: str = "s"
 
     @field_validator("methods")
@@ -80,6 +100,11 @@ class SConfig(BaseModel):
         if self.pool is None:
             return Path(self.out) / env / "pool"
         return Path(self.pool.replace("{env}", env))
+
+    @property
+    def eval_seed(self) -> int:
+        """The seed choosing the test tasks and their episode seeds."""
+        return self.seed if self.test_seed is None else self.test_seed
 
     @property
     def micro_batches(self) -> int:
@@ -116,6 +141,18 @@ class SRow(BaseModel):
     delta_high: float = 0.0
     n: int = 0
     alias: str | None = None
+    target_code_rate: float = Field(
+        0.0,
+        description="Per episode in H0: share whose failure codes include one the pool's siblings target.",
+    )
+    target_delta: float = 0.0
+    target_delta_low: float = 0.0
+    target_delta_high: float = 0.0
+    tokens: int = Field(0, description="Training tokens (rollouts + re-anchoring; the pool counted apart).")
+    model_calls: int = 0
+    vs: dict[str, list[float]] = Field(
+        default_factory=dict, description="Paired Δ success [Δ, low, high] vs none and vs resample."
+    )
 
 
 class Rank1Row(BaseModel):
@@ -139,12 +176,29 @@ class SResult(BaseModel):
     behaviour: dict[str, dict[str, dict[str, float]]] = Field(
         default_factory=dict, description="env → method → behaviour rates in H0 on the test tasks."
     )
+    target_codes: dict[str, list[str]] = Field(
+        default_factory=dict, description="env → the failure codes the pool's siblings' directions target."
+    )
+    pool_costs: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="env → the pool's evolution and profiling cost (counted once)."
+    )
+    oracle: dict[str, dict[str, dict[str, float]]] = Field(
+        default_factory=dict, description="env → method → agreement of the rescue choice with the oracle."
+    )
+    learnable: dict[str, dict[str, dict[str, float]]] = Field(
+        default_factory=dict,
+        description="env → method → rescued successes learnable in H0 (rewritten turns).",
+    )
 
     def contract(self) -> dict[str, Any]:
-        """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, rollouts}], rank1: [{env,
-        success, ci_low, ci_high}], average: {method: success}}`` with the contract's method names only, plus
-        ``equal_rollouts``: the same row shape for ``none`` trained on until its rollouts match router's."""
-        keys = ("method", "env", "success", "ci_low", "ci_high", "rollouts")
+        """The ``--json`` output: ``{rows: [{method, env, success, ci_low, ci_high, rollouts,
+        target_code_rate, tokens, model_calls}], rank1: [{env, success, ci_low, ci_high}], average: {method:
+        success}}`` with the contract's method names only, plus ``equal_rollouts``: the same row shape for
+        ``none`` trained on until its rollouts match router's."""
+        keys = (
+            "method", "env", "success", "ci_low", "ci_high", "rollouts", "target_code_rate", "tokens",
+            "model_calls",
+        )  # fmt: skip
         return {
             "rows": [{k: getattr(r, k) for k in keys} for r in self.rows if r.method != EQUAL],
             "rank1": [

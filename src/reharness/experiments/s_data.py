@@ -91,3 +91,78 @@ def drift(pool_dir: Path, run_dir: Path) -> list[dict[str, Any]]:
             point["drift"] = sum(abs(now[k] - before[k]) for k in shared) / len(shared) if shared else None
         points.append(point)
     return points
+
+
+def _rescues(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [a | {"step": m["step"]} for m in lines if "groups" in m for a in m.get("rescues") or []]
+
+
+def oracle_agreement(out: Path, env: str, methods: list[str], siblings: int) -> dict[str, dict[str, float]]:
+    """How often each sibling-choosing method's rescue choice was a sibling known to rescue the task.
+
+    The oracle's answer for a training task is the set of siblings that rescued it (≥ 1 audited success) in
+    any attempt made by any of ``methods`` — the only attempts there are, so it is known only for tasks
+    some attempt rescued, and it mixes policies (each method trains its own). Per method: ``decisions``,
+    ``known`` (decisions on a task with a known rescuer), ``agreement`` (share of those whose choice is a
+    rescuer) and ``random_agreement`` (what a uniform choice among the ``siblings`` would get on the same
+    decisions). Every decision, with the oracle's answer, goes to ``OUT/ENV/oracle.jsonl``."""
+    attempts = {m: _rescues(metrics(out, env, m)) for m in methods}
+    rescuers: dict[int, set[str]] = {}
+    for rows in attempts.values():
+        for a in rows:
+            if int(a.get("successes", 0)) > 0:
+                rescuers.setdefault(int(a["task_index"]), set()).add(str(a["harness"]))
+    result: dict[str, dict[str, float]] = {}
+    lines = []
+    for method, rows in attempts.items():
+        known = agree = 0
+        chance = 0.0
+        for a in rows:
+            oracle = sorted(rescuers.get(int(a["task_index"]), set()))
+            hit = a["harness"] in oracle if oracle else None
+            lines.append(
+                {"method": method, "step": a["step"], "task_index": a["task_index"], "choice": a["harness"],
+                 "oracle": oracle, "agrees": hit}
+            )  # fmt: skip
+            if oracle:
+                known += 1
+                agree += bool(hit)
+                chance += len(oracle) / max(1, siblings)
+        result[method] = {
+            "decisions": len(rows),
+            "known": known,
+            "agreement": agree / known if known else 0.0,
+            "random_agreement": chance / known if known else 0.0,
+        }
+    (out / env).mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
+    (out / env / "oracle.jsonl").write_text(text, encoding="utf-8")
+    return result
+
+
+def learnable(lines: list[dict[str, Any]]) -> dict[str, float]:
+    """Rescued successes over a run, and the share whose every policy turn ran as sampled (no rewritten or
+    forced turn): under ``--rewritten-turns mask`` only those teach the repair in H0."""
+    successes = sum(int(m.get("rescued_successes", 0)) for m in lines if "groups" in m)
+    rewritten = sum(int(m.get("rescued_with_rewrites", 0)) for m in lines if "groups" in m)
+    return {
+        "rescued_successes": successes,
+        "with_rewrites": rewritten,
+        "learnable_share": (successes - rewritten) / successes if successes else 0.0,
+    }
+
+
+def pool_costs(pool_dir: Path) -> dict[str, int]:
+    """What the pool's evolution and profiling episodes cost, from the runs stored in its directory
+    (zeros, ``stored_runs`` 0, for a pool given without its runs)."""
+    from reharness.store.records import EpisodeRecord
+    from reharness.training.reanchor import episode_costs
+
+    files = sorted(pool_dir.glob("**/episodes.jsonl"))
+    records = [
+        EpisodeRecord.model_validate_json(line)
+        for file in files
+        for line in file.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    return episode_costs(records) | {"stored_runs": len(files)}

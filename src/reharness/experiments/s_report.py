@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reharness.experiments.s_data import diagnostic, drift, metrics, sibling_names
+from reharness.experiments.s_evidence import evidence_sections
 from reharness.experiments.s_plots import draw_plots
 
 if TYPE_CHECKING:
@@ -139,7 +140,8 @@ def _drift_lines(result: SResult, out: Path) -> list[str]:
 def write_report(result: SResult, out: Path) -> Path:
     c = result.config
     notes = [
-        f"- {env}: the pool has no siblings, so router and random are policy-only GRPO (reported as none)."
+        f"- {env}: the pool has no siblings, so router, vote and random are policy-only GRPO (reported as "
+        "none)."
         for env, has in result.siblings.items()
         if not has
     ]
@@ -159,6 +161,7 @@ def write_report(result: SResult, out: Path) -> Path:
         "",
         *_tables(result),
         "",
+        *evidence_sections(result),
         "## Diagnostic: all-failed groups under H0 and the share rescued",
         "",
         *_diagnostic_lines(result, out),

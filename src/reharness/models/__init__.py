@@ -6,14 +6,15 @@
   micro-batched across concurrent episodes, seeded per request;
 - ``tiny:NAME`` — a built-in tiny agent, loaded through the ``hf`` backend.
 
-:func:`make_agent` builds any agent from its spec (scripted or a backend), :func:`make_backend` a backend;
-:mod:`reharness.models.server` serves any of them over the OpenAI API. This package ``__init__`` stays
-light: names resolve lazily, so importing it never imports torch, transformers or httpx.
+:func:`make_backend` builds a backend from its spec (whole agent specs, scripted agents included, resolve one
+layer up: :func:`reharness.runtime.agent_specs.make_agent`); :mod:`reharness.models.server` serves any backend
+over the OpenAI API. This package ``__init__`` stays light: names resolve lazily, so importing it never
+imports torch, transformers or httpx.
 
 Modules:
 
 - :mod:`.base`: what every backend shares: the tool-call text convention and message conversion;
-- :mod:`.registry`: agent and backend specs → agents and backends (:func:`make_agent`, :func:`make_backend`);
+- :mod:`.registry`: backend specs → backends (:func:`make_backend`), checked before anything loads;
 - :mod:`.openai_backend`: the OpenAI-compatible chat backend;
 - :mod:`.hf_backend`: the in-process Hugging Face causal LM backend, micro-batched, seeded per request;
 - :mod:`.hf_cache`: the hf backend's key/value cache: prefix reuse, chunked prompts, in-place decoding;
@@ -33,7 +34,6 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "make_agent": "reharness.models.registry",
     "make_backend": "reharness.models.registry",
     "parse_spec": "reharness.models.registry",
     "resolve_tiny": "reharness.models.registry",

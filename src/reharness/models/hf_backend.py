@@ -103,6 +103,12 @@ def load_model_dir(path: str | Path, device: str = "cpu", dtype: str | None = No
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     root = Path(path).expanduser()
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(
+            f"--device {device}: this machine has no CUDA device (torch.cuda.is_available() is false)",
+            hint="drop --device (the CPU is the default), or run on a machine with a GPU and a CUDA build "
+            "of torch; for a vLLM server use --agent openai:MODEL@URL",
+        )
     if not (root / "config.json").is_file():
         raise ConfigError(
             f"{str(root)!r} is not a Hugging Face model directory (no config.json)",

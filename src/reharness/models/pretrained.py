@@ -59,7 +59,7 @@ def lookup(name: str) -> PretrainedModel:
     if name not in PRETRAINED:
         raise UnknownNameError(
             f"unknown pretrained model {name!r}",
-            hint=did_you_mean(name, list(PRETRAINED)) + f"; known: {', '.join(sorted(PRETRAINED))}",
+            hint=did_you_mean(name, sorted(PRETRAINED)),
         )
     return PRETRAINED[name]
 
@@ -104,7 +104,7 @@ def gguf_in_dir(root: Path) -> Path | None:
     if len(found) > 1:
         raise ConfigError(
             f"{str(root)!r} holds {len(found)} GGUF files and no config.json",
-            hint="name one: hf:" + str(found[0]),
+            hint=f"name one: --agent hf:{found[0]}, or --agent hf:{root} --gguf-file {found[0].name}",
         )
     return found[0] if found else None
 

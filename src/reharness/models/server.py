@@ -312,18 +312,30 @@ class ServerThread:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m reharness.models.server SPEC``: serve a backend until interrupted."""
-    from reharness.models.registry import make_backend
+    """``python -m reharness.models.server SPEC``: serve a backend until interrupted (``--port 0``: a free
+    port, printed). A bad spec or option is a one-line error with its fix (exit status 2), not a traceback."""
+    from reharness.core.errors import ReharnessError
+    from reharness.models.registry import backend_options, make_backend
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("spec", help="backend to serve: hf:PATH or tiny:NAME")
+    parser.add_argument("spec", help="backend to serve: hf:PATH, tiny:NAME or pretrained:NAME[@ENGINE]")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=int, default=8000, help="0: any free port (the URL is printed)")
     parser.add_argument("--model-name", default=None, help="name reported by /v1/models (default: the spec)")
+    parser.add_argument("--device", default=None, help="cpu (default), cuda, cuda:N or mps")
+    parser.add_argument("--gguf-file", default=None, help="with hf:DIR: the GGUF file inside DIR to serve")
     args = parser.parse_args(argv)
-    server = ChatServer(make_backend(args.spec), args.model_name or args.spec, args.host, args.port)
+    try:
+        options: dict[str, Any] = dict(
+            backend_options(args.spec, device=args.device, gguf_file=args.gguf_file)
+        )
+        backend = make_backend(args.spec, **options)
+        server = ChatServer(backend, args.model_name or args.spec, args.host, args.port)
+    except ReharnessError as exc:
+        print(f"error: {exc.message}" + (f"\n  how to fix: {exc.hint}" if exc.hint else ""), flush=True)
+        raise SystemExit(2) from None
 
     async def serve() -> None:
         url = await server.start()

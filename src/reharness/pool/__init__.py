@@ -8,7 +8,8 @@ The pool and its siblings:
   loads as an ordinary :class:`~reharness.runtime.harness.Harness`;
 - :mod:`.pool`: :class:`Pool`, :func:`load_pool` (frozen: every hash is checked on load);
 - :mod:`.policy_ref`: naming the policy a pool or profile was measured on (spec plus weights hash);
-- :mod:`.build`: hand-built pools of siblings the user names (``reharness pool build``).
+- :mod:`.build`: hand-built pools of siblings the user names (``reharness pool build``);
+- :mod:`.placebo`: placebo siblings (a neutral sentence): the perturbation floor, and the ``placebo`` arm.
 
 Building one by directional evolution (Harness-S §1):
 

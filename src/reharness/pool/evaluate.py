@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from reharness.engineer.improve import Events
 from reharness.measure.paired import compare
+from reharness.pool.judges import rule_judges
 from reharness.pool.measure import run_pool
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile
@@ -127,7 +128,7 @@ async def evaluate_pool(
     best = max(rows[1:], key=lambda r: r.success, default=None)
     choices: list[str | None] = [None] * len(h0)  # an empty pool routes every task to H0
     router = (
-        Router(pool, profile, strategy=route, rank1_prior=rank1_prior)
+        Router(pool, profile, strategy=route, rank1_prior=rank1_prior, judges=rule_judges(route))
         if pool.siblings and profile is not None
         else None
     )

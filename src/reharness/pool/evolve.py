@@ -387,7 +387,7 @@ async def evolve(
     from reharness.engineer.factory import make_engineer
     from reharness.engineer.operators import OperatorEngineer
     from reharness.envs.registry import resolve_env_name
-    from reharness.models.registry import make_agent
+    from reharness.runtime.agent_specs import make_agent
 
     env = resolve_env_name(config.env).name
     config = config.model_copy(update={"env": env})

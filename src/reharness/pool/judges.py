@@ -198,7 +198,7 @@ def _mentioned(text: str, candidates: Sequence[CandidateView]) -> list[str]:
 
 class LLMJudge:
     """A judge served by any model backend (see the module docstring). ``seed`` makes requests repeatable;
-    ``backend_options`` go to :func:`~reharness.models.registry.make_agent` (e.g. ``max_retries``)."""
+    ``backend_options`` go to :func:`~reharness.runtime.agent_specs.make_agent` (e.g. ``max_retries``)."""
 
     def __init__(
         self,
@@ -219,7 +219,7 @@ class LLMJudge:
 
     def _backend(self) -> Agent:
         if self._agent is None:
-            from reharness.models.registry import make_agent
+            from reharness.runtime.agent_specs import make_agent
 
             self._agent = make_agent(self.spec.removeprefix("llm:"), **self._options)
         return self._agent
@@ -295,3 +295,8 @@ def make_judge(spec: str, *, seed: int = 0, **backend_options: Any) -> Judge:
         f"unknown judge {spec!r}",
         hint=did_you_mean(spec, list(RULE_JUDGES)) + "; LLM judges: llm:openai:MODEL@URL",
     )
+
+
+def rule_judges(strategy: str) -> list[Judge]:
+    """The rule judges of the ``vote`` strategy (none for the other strategies)."""
+    return [DirectionJudge(), BehaviourJudge()] if strategy == "vote" else []

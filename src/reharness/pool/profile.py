@@ -44,6 +44,8 @@ __all__ = [
     "ProfileCell",
     "load_profile",
     "measure_profile",
+    "measured_temperature",
+    "merge_profiles",
     "reanchor",
     "wilson",
 ]
@@ -74,6 +76,13 @@ class Profile(BaseModel):
     learned: Cells = Field(default_factory=dict, description="Learned in training: sibling → cluster → cell.")
     learned_by_task_type: Cells = Field(default_factory=dict)
     updates: int = Field(0, ge=0, description="Outcomes added by update().")
+    temperature: float | None = Field(
+        None,
+        ge=0,
+        description="Sampling temperature of the measured episodes (None: recorded before temperatures "
+        "were; the pool's H0 sampling, greedy for the shipped pools).",
+    )
+    samples: int = Field(1, gt=0, description="Episodes per task and harness the profile was measured on.")
 
     def cell(self, sibling_id: str, cluster: str, *, learned: bool = True) -> ProfileCell:
         """The (measured, plus learned unless ``learned=False``) cell of a sibling for a cluster key."""
@@ -133,6 +142,39 @@ class Profile(BaseModel):
     def load(cls, pool: Pool, path: str | Path | None = None) -> Profile:
         """Read ``POOL/profile.json`` (or ``path``) and check it belongs to ``pool``."""
         return load_profile(pool, path)
+
+
+def merge_profiles(profiles: Sequence[Profile]) -> Profile:
+    """One profile holding the counts of ``profiles`` (the same pool, policy and split measured on
+    several samples per task): cells added, tasks united, ``samples`` summed."""
+    if not profiles:
+        raise DataError("no profiles to merge")
+    first = profiles[0]
+    for other in profiles[1:]:
+        key = (other.pool_hash, other.policy_hash, other.split)
+        if key != (first.pool_hash, first.policy_hash, first.split):
+            raise DataError("only profiles of one pool, policy and split can be merged")
+
+    def add(into: Cells, cells: Cells) -> None:
+        for sid, by_key in cells.items():
+            mine = into.setdefault(sid, {})
+            for key, cell in by_key.items():
+                mine[key] = mine[key].add(cell) if key in mine else cell.model_copy(deep=True)
+
+    merged = first.model_copy(deep=True)
+    for other in profiles[1:]:
+        add(merged.cells, other.cells)
+        add(merged.by_task_type, other.by_task_type)
+        for task_type, cell in other.h0.items():
+            merged.h0[task_type] = merged.h0[task_type].add(cell) if task_type in merged.h0 else cell
+        merged.tasks = sorted(set(merged.tasks) | set(other.tasks))
+        merged.samples += other.samples
+    return merged
+
+
+def measured_temperature(profile: Profile, pool: Pool) -> float:
+    """The sampling temperature a profile's episodes ran at (older profiles: the pool's H0 sampling)."""
+    return profile.temperature if profile.temperature is not None else pool.h0.sampling.temperature
 
 
 def _get(measured: Cells, learned: Cells | None, sibling_id: str, key: str) -> ProfileCell:

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from reharness.core.hashing import stable_hash
+from reharness.pool.judges import rule_judges
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile, pool_hash
 from reharness.pool.router import RANK1_PRIOR, Router
@@ -82,7 +83,9 @@ class Rank1Route(PoolRoute):
             }
         )
         super().__init__(pool, identity, **kw)
-        self.router = Router(pool, profile, strategy=strategy, rank1_prior=rank1_prior)
+        self.router = Router(
+            pool, profile, strategy=strategy, rank1_prior=rank1_prior, judges=rule_judges(strategy)
+        )
 
     async def choice(self, task: Any, index: int) -> str | None:
         decision = await self.router.rank1(task)

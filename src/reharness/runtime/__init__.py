@@ -7,6 +7,7 @@
 - :mod:`.view`: read-only views of runtime state for hooks;
 - :mod:`.protocols`: action protocols: model output → environment action, and back for scripted agents;
 - :mod:`.agents`: the scripted agents (policies that need no model) and :class:`FunctionAgent`;
+- :mod:`.agent_specs`: agent specs (a scripted agent's name or a model backend spec) → agents;
 - :mod:`.episode`: the async episode loop: one task, one policy, one harness;
 - :mod:`.resolved`: a run resolved once (kit, harness, env options, tasks, seeds): :class:`ResolvedRun`;
 - :mod:`.executor`: batch execution: many episodes concurrently, appended to the store as each finishes;

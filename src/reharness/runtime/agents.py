@@ -1,8 +1,8 @@
 """The scripted agents (policies that need no model) and :class:`FunctionAgent`.
 
 The interface :class:`Agent` lives in :mod:`reharness.core.agent` (re-exported here), so the model
-backends implement it without importing the runtime; agent specs are resolved by
-:func:`reharness.models.registry.make_agent`, one layer above both. The scripted agents:
+backends implement it without importing the runtime; agent specs (a scripted agent's name or a backend
+spec) are resolved by :func:`reharness.runtime.agent_specs.make_agent`. The scripted agents:
 
 - ``solver``: the environment's state-based expert, rendered in the harness protocol;
 - ``random``: uniform over admissible actions, or a random well-formed action;

@@ -49,9 +49,16 @@ class RunSpec(BaseModel):
     seed: int = 0
     data: str | None = None
     concurrency: int = Field(8, gt=0, le=1024)
+    agent_options: dict[str, str] = Field(
+        default_factory=dict, description="The model backend's options (device, gguf_file), when given."
+    )
 
     def hash_fields(self, harness: Harness) -> dict[str, Any]:
-        fields = self.model_dump(exclude={"concurrency"})
+        # agent options (``--device``, ``--gguf-file``) name another run only when given: every run made
+        # without them keeps its id
+        fields = self.model_dump(
+            exclude={"concurrency"} | (set() if self.agent_options else {"agent_options"})
+        )
         fields["harness"] = harness.identity
         return fields
 

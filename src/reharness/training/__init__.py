@@ -1,7 +1,8 @@
-"""Training (layer ``training``): the harness engineer (SFT, GRPO) and an agent policy (GRPO with rescue).
+"""Training (layer ``training``): the harness engineer (SFT, GRPO), an agent policy (GRPO with rescue) and
+the built-in tiny agents (SFT from scratch).
 
-The only layer besides ``models.tiny`` that imports ``torch``/``transformers``/``trl``, and only inside the
-functions that need them.
+The only layer that trains with ``torch``/``transformers``/``trl`` (``models`` loads them to serve), and only
+inside the functions that need them.
 
 The engineer (Harness-R1):
 
@@ -23,8 +24,13 @@ The policy (Harness-S):
 - :mod:`.rollouts`: training rollouts: real episodes of the policy being trained, through our runtime;
 - :mod:`.ray_rollouts`: ``--executor ray``: a step's rollouts played by Ray actors holding policy copies;
 - :mod:`.rescue`: complementary rescue: one step's groups, all-failed H0 groups re-sampled (under a sibling);
+- :mod:`.reanchor`: the pool's profile re-measured with the live weights, at the rollout temperature;
 - :mod:`.episode_rows`: episodes → GRPO rows: token sequences, loss masks, group-normalised advantages;
 - :mod:`.row_chunks`: one forward pass per row: an accumulation chunk split into its rows, padding stripped.
+
+The tiny target agents:
+
+- :mod:`.tiny`: solver demonstrations through the runtime, the tokenizer, SFT from scratch, greedy evaluation.
 
 Shared:
 

@@ -189,7 +189,7 @@ class Collector:
 
     def agent(self, env: str) -> Agent:
         if env not in self.agents:
-            from reharness.models.registry import make_agent
+            from reharness.runtime.agent_specs import make_agent
 
             self.agents[env] = make_agent(self.config.agent_for(env))
         return self.agents[env]

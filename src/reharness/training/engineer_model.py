@@ -7,7 +7,7 @@
 
 **Tiny engineer.** :func:`build_tiny_engineer` trains the tiny agents' BPE tokenizer (letter runs, single
 digits, single punctuation marks; ChatML-like template with ``<|im_end|>`` as EOS,
-:mod:`reharness.models.tiny.tokenizer`) on the prompts and replies, and initialises a small Llama-style
+:mod:`reharness.training.tiny.tokenizer`) on the prompts and replies, and initialises a small Llama-style
 model (:class:`~reharness.models.tiny.config.ModelShape`) from scratch — no download. Any Hugging Face model
 with a chat template can be the engineer instead (``--base PATH``).
 
@@ -77,7 +77,7 @@ def build_tiny_engineer(
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from reharness.models.tiny.tokenizer import train_tokenizer
+    from reharness.training.tiny.tokenizer import train_tokenizer
 
     tokenizer = train_tokenizer(texts, shape.vocab_size)
     tokenizer.add_tokens(list(words))

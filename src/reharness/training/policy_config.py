@@ -12,8 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from reharness.core.errors import options_error
 
-RESCUES = ("router", "random", "resample", "none")
-Rescue = Literal["router", "random", "resample", "none"]
+RESCUES = ("router", "random", "placebo", "resample", "none")
+Rescue = Literal["router", "random", "placebo", "resample", "none"]
+#: Router strategies a training run can route by (:mod:`reharness.pool.strategies`; ``oracle`` tries every
+#: sibling, which a one-sibling rescue cannot).
+ROUTES = ("validation", "profile", "vote", "random")
+Route = Literal["validation", "profile", "vote", "random"]
 
 
 class PolicyTrainConfig(BaseModel):
@@ -27,10 +31,27 @@ class PolicyTrainConfig(BaseModel):
     rescue: Rescue = Field(
         "router",
         description="What an all-failed H0 group gets: router (the routed sibling re-samples it), random (a "
-        "random sibling), resample (K fresh H0 rollouts: equal compute), none (no gradient).",
+        "random sibling), placebo (a random placebo sibling: H0 plus a neutral sentence), resample (K fresh "
+        "H0 rollouts: equal compute), none (no gradient).",
     )
-    route: Literal["validation", "profile", "vote"] = Field(
-        "validation", description="Router strategy (vote uses the built-in rule judges)."
+    route: Route = Field(
+        "validation",
+        description="Router strategy: validation (evolve-time rescue rate), profile (measured + learned "
+        "evidence), vote (the profile's top vote_k, then the judges vote), random (a seeded shuffle).",
+    )
+    vote_k: int = Field(3, ge=1, description="vote: the profile's top-k the judges vote among.")
+    judges: list[str] = Field(
+        default_factory=lambda: ["direction", "behaviour"],
+        description="vote: rule judges (direction, behaviour) and/or LLM judge model specs.",
+    )
+    judge_model: str | None = Field(None, description="vote: also an LLM judge on this model spec.")
+    reanchor_at_start: bool = Field(
+        False,
+        description="Router: measure the pool's profile with the start policy at the rollout temperature "
+        "before step 1 (the fix for a profile measured greedily).",
+    )
+    profile_samples: int = Field(
+        1, gt=0, le=64, description="Re-anchoring: episodes per valid task and harness (sampled)."
     )
     k: int = Field(8, ge=2, le=64, description="Rollouts per task (the GRPO group size).")
     steps: int = Field(20, gt=0, description="Optimizer steps.")
@@ -68,8 +89,10 @@ class PolicyTrainConfig(BaseModel):
     def _consistent(self) -> PolicyTrainConfig:
         if self.epsilon_high < self.epsilon:
             raise ValueError(f"epsilon_high ({self.epsilon_high}) must be >= epsilon ({self.epsilon})")
-        if self.rescue in ("router", "random") and not self.pool:
+        if self.rescue in ("router", "random", "placebo") and not self.pool:
             raise ValueError(f"--rescue {self.rescue} needs --pool POOL (a pool evolved with `pool evolve`)")
+        if self.route == "vote" and not (self.judges or self.judge_model):
+            raise ValueError("--route vote needs a judge: --judges direction,behaviour or --judge-model SPEC")
         if (self.tasks_per_step * self.k) % self.micro_batches:
             raise ValueError(
                 f"tasks_per_step × k ({self.tasks_per_step * self.k}) must divide by micro_batches "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,7 @@ class TrainingSession:
             self.engine = RolloutEngine(
                 config.env, config.split, self.backend, concurrency=config.concurrency, annotate=failure_codes
             )
+        self.profile_warning: str | None = None
         self.pool, self.router = self._pool()
         # H0 is the pool's base harness when there is a pool (the one its siblings were evolved from)
         self.h0 = Harness(self.pool.h0) if self.pool is not None else Harness.base(config.env)
@@ -187,6 +189,9 @@ class TrainingSession:
         )
         self.pending: dict[str, Any] = {}
         self.totals = {"rollouts": 0, "rescues_tried": 0, "rescues_succeeded": 0}
+        #: what the rollouts and the re-anchorings cost over the run, per role (``reanchor``: profiling)
+        self.costs: dict[str, dict[str, float]] = {}
+        self.last_report: StepReport | None = None
         self.row_stats = RowStats()
         self._last_end: float | None = None
         self.pending_reanchor: dict[str, Any] | None = None
@@ -199,18 +204,30 @@ class TrainingSession:
         from reharness.pool.router import Router
 
         pool = load_pool(self.config.pool)  # H0 is the pool's for every method, so methods compare
+        if self.config.rescue == "placebo":
+            from reharness.pool.placebo import placebo_pool
+
+            return placebo_pool(pool), None
         if self.config.rescue != "router":
             return pool, None
         judges: list[Any] = []
         if self.config.route == "vote":
-            from reharness.pool.judges import BehaviourJudge, DirectionJudge
+            from reharness.pool.judges import make_judge
 
-            judges = [DirectionJudge(), BehaviourJudge()]
+            specs = [*self.config.judges, *([self.config.judge_model] if self.config.judge_model else [])]
+            judges = [make_judge(spec, seed=self.config.seed) for spec in specs]
+        profile = load_profile(pool)
+        if not self.config.reanchor_at_start:
+            from reharness.training.reanchor import temperature_mismatch
+
+            self.profile_warning = temperature_mismatch(profile, pool, self.config.temperature)
+            if self.profile_warning:
+                print(self.profile_warning, file=sys.stderr, flush=True)
         router = Router(
             pool,
-            load_profile(pool),
+            profile,
             strategy=self.config.route,
-            top_k=1,
+            top_k=self.config.vote_k if self.config.route == "vote" else 1,
             judges=judges,
             seed=self.config.seed,
             log=self.out / "decisions.jsonl",
@@ -221,7 +238,8 @@ class TrainingSession:
     def rollout_step(self, step: int, tasks: list[int]) -> tuple[list[Row], dict[str, Any]]:
         """The rows of optimizer step ``step`` (0-based) for ``tasks``, and what the rollouts cost."""
         every = self.config.reanchor_every
-        if self.router is not None and every and step and not step % every:
+        start = step == 0 and self.config.reanchor_at_start
+        if self.router is not None and (start or (every and step and not step % every)):
             self.loop.run_until_complete(self.reanchor(step))
         before = self.engine.stats.as_dict()
         self.model.eval()
@@ -232,14 +250,16 @@ class TrainingSession:
             report = self.loop.run_until_complete(self.rescuer.step(step, tasks))
         finally:
             self.model.train()
+        self.last_report = report
         rows, stats = self._rows(report)
-        summary = report.summary()
+        summary = report.summary() | report.rescued_turns()
         after = self.engine.stats.as_dict()
         costs = {
             key: {role: after[key].get(role, 0) - before[key].get(role, 0) for role in after[key]}
             for key in after
         }
         rollouts = sum(costs["episodes"].values())
+        self._add_costs(costs)
         self.totals["rollouts"] += rollouts
         self.totals["rescues_tried"] += summary["rescues_tried"]
         self.totals["rescues_succeeded"] += summary["rescues_succeeded"]
@@ -289,39 +309,53 @@ class TrainingSession:
         ids = self.tokenizer.encode(f"Action: {action}", add_special_tokens=False)
         return [int(i) for i in ids] + [int(self.tokenizer.eos_token_id)]
 
-    async def reanchor(self, step: int) -> None:
-        """Re-measure the pool's profile with the current weights on ``reanchor_n`` valid tasks."""
-        from reharness.pool.measure import run_pool
-        from reharness.pool.pool import PolicyRef
-        from reharness.pool.profile import measure_profile
-        from reharness.runtime.dispatch import LocalExecutor, use_executor
-        from reharness.runtime.executor import RunSpec
+    def _add_costs(self, costs: dict[str, dict[str, float]]) -> None:
+        for key, by_role in costs.items():
+            if key == "seconds":
+                continue
+            mine = self.costs.setdefault(key, {})
+            for role, value in by_role.items():
+                mine[role] = mine.get(role, 0) + value
+
+    async def reanchor(self, step: int, name: str | None = None) -> None:
+        """Re-measure the pool's profile with the current weights on ``reanchor_n`` valid tasks, at the
+        rollout temperature, ``profile_samples`` times (:mod:`reharness.training.reanchor`)."""
+        from reharness.training.reanchor import reanchor_profile
 
         assert self.router is not None and self.pool is not None
         self.model.eval()
         self.backend.weights_changed()
         weights = params_hash(self.model)
         try:
-            spec = RunSpec(
+            profile, cost = await reanchor_profile(
+                self.pool,
+                self.backend,
                 env=self.config.env,
-                agent=f"train-policy:{weights}",
-                split="valid",
+                label=f"train-policy:{weights}",
+                weights=weights,
                 n=self.config.reanchor_n,
                 seed=self.config.seed,
                 concurrency=self.config.concurrency,
+                temperature=self.config.temperature,
+                top_p=self.config.top_p,
+                samples=self.config.profile_samples,
+                runs=self.out / "reanchor",
             )
-            with use_executor(LocalExecutor()):  # the live weights are in this process
-                h0, siblings = await run_pool(self.pool, self.backend, spec, self.out / "reanchor")
         finally:
             self.model.train()
-        profile = measure_profile(
-            self.pool, h0, siblings, policy=PolicyRef(spec=spec.agent, hash=weights), split="valid"
-        )
         self.router.profile = profile
-        target = self.out / "profiles" / f"step-{step:05d}.json"
+        target = self.out / "profiles" / (name or f"step-{step:05d}.json")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(profile.model_dump_json(indent=1), encoding="utf-8")
-        self.pending_reanchor = {"step": step, "policy_hash": profile.policy_hash, "file": str(target)}
+        self._add_costs({key: {"reanchor": value} for key, value in cost.items()})
+        self.pending_reanchor = {
+            "step": step,
+            "policy_hash": profile.policy_hash,
+            "file": str(target),
+            "temperature": profile.temperature,
+            "samples": profile.samples,
+            "costs": cost,
+        }
 
     # ------------------------------------------------------------------ records
     def write_metrics(self, step: int, logs: dict[str, float]) -> None:
@@ -342,6 +376,7 @@ class TrainingSession:
         lines = len(decisions.read_text(encoding="utf-8").splitlines()) if decisions.is_file() else 0
         return {
             "totals": self.totals,
+            "costs": self.costs,
             "decision_lines": lines,
             "profile": self.router.profile.model_dump(mode="json") if self.router is not None else None,
         }
@@ -353,6 +388,7 @@ class TrainingSession:
         file = checkpoint / STATE_FILE
         saved = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
         self.totals = saved.get("totals", self.totals)
+        self.costs = saved.get("costs", self.costs)
         _truncate(self.out / METRICS_FILE, lambda line: json.loads(line).get("step", 0) <= step)
         decisions = self.out / "decisions.jsonl"
         if decisions.is_file():

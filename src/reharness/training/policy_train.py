@@ -21,6 +21,8 @@ from reharness.training.policy_config import PolicyTrainConfig
 from reharness.training.policy_grpo import STATE_FILE, TrainingSession, _trainer_class
 
 CONFIG_FILE = "train_config.json"
+#: The profile re-anchored on the trained policy (``OUT/profiles/final.json``), when the run re-anchors.
+FINAL_PROFILE = "final.json"
 MODEL_DIR = "model"
 
 
@@ -115,6 +117,7 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
                 target.write_text(json.dumps(session.state(), default=str), encoding="utf-8")
 
     started = time.perf_counter()
+    final_profile: dict[str, Any] | None = None
     try:
         trainer = _trainer_class()(
             model=model,
@@ -132,6 +135,11 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
         if last is not None:
             session.restore(Path(last), int(Path(last).name.rsplit("-", 1)[-1]))
         trainer.train(resume_from_checkpoint=last)
+        if session.router is not None and (config.reanchor_every or config.reanchor_at_start):
+            # Rank-1 after training reads the profile of the trained policy, not of the start policy
+            done = int(trainer.state.global_step)
+            session.loop.run_until_complete(session.reanchor(done, FINAL_PROFILE))
+            final_profile, session.pending_reanchor = session.pending_reanchor, None
     finally:
         session.close()
     model_dir = out / MODEL_DIR
@@ -152,6 +160,11 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
         "rows": vars(session.row_stats),
         "rollouts_on": "ray" if session.remote else "local",
         "weight_syncs": getattr(session.engine, "syncs", 0),
+        "costs": session.costs,
+        "tokens": int(sum(session.costs.get("tokens", {}).values())),
+        "model_calls": int(sum(session.costs.get("model_calls", {}).values())),
+        "final_profile": final_profile,
+        "profile_warning": session.profile_warning,
     }
     (model_dir / "provenance.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")

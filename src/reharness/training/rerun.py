@@ -210,7 +210,7 @@ class PairedRerunReward:
     def agent(self, row: dict[str, Any]) -> Agent:
         env = row["env"]
         if env not in self.agents:
-            from reharness.models.registry import make_agent
+            from reharness.runtime.agent_specs import make_agent
 
             self.agents[env] = make_agent(row["spec"]["agent"])
         return self.agents[env]

@@ -7,6 +7,7 @@ the same policy:
 - ``router`` — under the sibling :class:`~reharness.pool.router.Router` chooses for that group (its failure
   codes, task type and features); the outcome is fed back to the router's profile and decision log;
 - ``random`` — under a sibling drawn at random (seeded per step and task);
+- ``placebo`` — the same, its pool being placebo siblings (:mod:`reharness.pool.placebo`);
 - ``resample`` — under H0 again, with fresh seeds (the equal-compute baseline);
 - ``none`` — nothing (policy-only GRPO).
 
@@ -83,6 +84,15 @@ class StepReport:
     def attempts(self) -> list[RescueAttempt]:
         return [g.rescue for g in self.groups if g.rescue is not None]
 
+    def rescued_turns(self) -> dict[str, int]:
+        """Rescued successes of the step, and how many of them hold a rewritten or forced turn (a repair
+        the harness made, not the policy: nothing to learn from under ``--rewritten-turns mask``)."""
+        from reharness.training.episode_rows import REWRITE_FLAGS
+
+        wins = [r for g in self.groups if g.rescue is not None for r in g.rollouts if r.success]
+        rewritten = sum(any(f in REWRITE_FLAGS for t in r.turns for f in t.flags) for r in wins)
+        return {"rescued_successes": len(wins), "rescued_with_rewrites": rewritten}
+
     def summary(self) -> dict[str, Any]:
         base = [r for g in self.groups for r in g.base]
         attempts = self.attempts
@@ -130,7 +140,7 @@ class Rescuer:
     ) -> None:
         if rescue == "router" and router is None:
             raise ValueError("rescue='router' needs a router")
-        if rescue in ("router", "random") and (pool is None or not pool.siblings):
+        if rescue in ("router", "random", "placebo") and (pool is None or not pool.siblings):
             raise ValueError(f"rescue={rescue!r} needs a pool with at least one sibling")
         self.engine, self.rescue, self.k, self.seed = engine, rescue, k, seed
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
@@ -162,7 +172,7 @@ class Rescuer:
     async def _choose(self, step: int, group: list[Rollout]) -> tuple[str, RouteDecision | None, str]:
         """(sibling id, router decision, reason) for an all-failed group."""
         assert self.pool is not None
-        if self.rescue == "random":
+        if self.rescue in ("random", "placebo"):
             rng = random.Random(derive_seed(self.seed, "random-sibling", step, group[0].task_index))
             sibling = rng.choice(list(self.pool.siblings))
             return sibling.id, None, "random sibling"

@@ -81,6 +81,7 @@ class BfclEnv(TextEnv):
         self.cwd: str | None = None
         self.verdict: dict[str, Any] = {}
         self._docs: dict[str, dict[str, Any]] = {}
+        self._withheld: dict[str, dict[str, Any]] = {}
         self._tools: list[dict[str, Any]] = []
         self._last_results: list[str] = []
 
@@ -134,12 +135,12 @@ class BfclEnv(TextEnv):
         missed = self.entry.get("missed_function") or {}
         hidden = {f for turn, names in missed.items() if int(turn) > self.turn for f in names}
         excluded = set(self.entry.get("excluded_function", [])) | hidden
-        self._docs = {
-            doc["name"]: doc
-            for cls in self.entry["involved_classes"]
-            for doc in data.function_docs(cls)
-            if doc["name"] not in excluded
-        }
+        classes = self.entry["involved_classes"]
+        every = {doc["name"]: doc for cls in classes for doc in data.function_docs(cls)}
+        self._docs = {name: doc for name, doc in every.items() if name not in excluded}
+        # BFCL's runner only leaves withheld functions out of the prompt; a call to one still executes on
+        # the backend (a ground truth may call one before its turn: miss_func 49 calls ``tail`` at turn 1)
+        self._withheld = {name: doc for name, doc in every.items() if name in excluded}
         self._tools = [data.tool_spec(d) for d in self._docs.values()] + [_END_TURN_TOOL]
 
     def _functions_text(self) -> str:
@@ -164,7 +165,7 @@ class BfclEnv(TextEnv):
             return Transition(
                 observation=f"Error: {exc}. Call functions as [name(arg=value), ...].", invalid=True
             )
-        unknown = [c.name for c in calls if c.name not in self._docs]
+        unknown = [c.name for c in calls if c.name not in self._docs and c.name not in self._withheld]
         if unknown:
             hint = did_you_mean(unknown[0], list(self._docs)) or "see the available functions"
             return Transition(observation=f"Error: no function named {unknown[0]!r} ({hint}).", invalid=True)
@@ -240,7 +241,8 @@ class BfclEnv(TextEnv):
         if len(calls) != 1:
             raise ValueError(f"one tool call expresses one function call, got {len(calls)}")
         call = calls[0]
-        names = list(self._docs.get(call.name, {}).get("parameters", {}).get("properties", {}))
+        doc = self._docs.get(call.name) or self._withheld.get(call.name, {})
+        names = list(doc.get("parameters", {}).get("properties", {}))
         arguments = dict(zip(names, call.args, strict=False)) | call.kwargs
         return call.name, arguments
 

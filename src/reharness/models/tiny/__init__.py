@@ -1,16 +1,12 @@
-"""Built-in tiny target agents: small causal LMs trained from scratch on solver demonstrations.
+"""Built-in tiny target agents, as inference sees them: which exist, their recipes, where their weights lie.
 
-Light on import (no torch/transformers): :mod:`.train` and :mod:`.evaluate` load the heavy stack when used.
+Light on import (no torch/transformers). Training them (solver demonstrations rendered through the runtime,
+the tokenizer, TRL SFT, greedy evaluation) is the training layer's job: :mod:`reharness.training.tiny`.
 
 - :mod:`.spec`: what an environment's kit tells the tiny-agent recipe (``EnvKit.tiny``);
 - :mod:`.config`: typed recipes: model shape, data and optimisation per (environment, size);
-- :mod:`.demos`: solver demonstrations with recovery, rendered through the env's base harness;
-- :mod:`.interventions`: harness interventions in demonstrations (hints, blocks, reminders) to heed;
-- :mod:`.warmup`: copy warm-up: synthetic "repeat this span" data before the demonstrations;
-- :mod:`.tokenizer`: the tiny agents' tokenizer, chat template and supervision masks;
-- :mod:`.train`: training from scratch: demos → tokenizer → Llama-style model → TRL SFT → HF directory;
-- :mod:`.evaluate`: greedy evaluation of a tiny agent directory through the real runtime;
-- :mod:`.registry`: which tiny agents exist, where their weights lie (``weights/``), what produced them.
+- :mod:`.registry`: which tiny agents exist, where their weights lie (``weights/``), what produced them, and
+  training a missing one on first use through the trainer the training layer declares (an entry point).
 
-``RECIPE.md`` describes the recipe in prose.
+``RECIPE.md`` describes the recipes in prose (what was measured and why they look the way they do).
 """

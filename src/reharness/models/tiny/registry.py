@@ -7,7 +7,20 @@ A tiny agent is named ``<env>-<size>`` (``ENV-S``). Its HF model directory is lo
    ``~/.cache/reharness``).
 
 :func:`resolve_tiny` trains a missing agent into the cache after saying so (or, with ``train=False``, fails
-with the exact training command). Every directory holds ``provenance.json`` (:mod:`.train`).
+with the exact training command). Every directory holds ``provenance.json``.
+
+Train on first use without an upward import: training renders solver demonstrations through the runtime, so
+the trainer lives in the training layer (:mod:`reharness.training.tiny.train`), three layers above this one.
+This module finds it the way plugins are found: through the entry-point group :data:`TRAINER_GROUP`, in which
+reharness's own ``pyproject.toml`` declares ``default = "reharness.training.tiny.train:train_agent"``
+(:func:`find_trainer`). So an installed reharness trains on first use from any caller (``reharness run
+--agent tiny:NAME``, ``make_agent`` from a library, the OpenAI-compatible server); another distribution may
+declare its own trainer in the group. Why not the alternatives: a string import of the training module here
+would be the same upward dependency hidden from the layer test, and a registration function filled by the
+training layer would only be filled when something above happened to import it first, so a library caller
+would get different behaviour from the CLI. Where no trainer is declared (a source tree on ``PYTHONPATH``
+without an install, or an install older than the declaration), the error names the training command and the
+reinstall.
 """
 
 from __future__ import annotations
@@ -17,14 +30,28 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
-from reharness.models.tiny.config import recipes
+from reharness.models.tiny.config import Recipe, recipe_for, recipes
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 PROVENANCE = "provenance.json"
+#: The entry-point group that declares tiny-agent trainers; :func:`find_trainer` takes the one named
+#: :data:`TRAINER_NAME` (reharness declares it in its ``pyproject.toml``).
+TRAINER_GROUP = "reharness.tiny_trainers"
+TRAINER_NAME = "default"
+
+
+class TinyTrainer(Protocol):
+    """Trains ``recipe`` with ``seed`` into the model directory ``out`` (what
+    :func:`reharness.training.tiny.train.train_agent` does)."""
+
+    def __call__(
+        self, recipe: Recipe, out: str | Path, seed: int = 0, threads: int | None = None, *, command: str
+    ) -> Any: ...
 
 
 def cache_root() -> Path:
@@ -143,10 +170,39 @@ def resolve_tiny(
             f"tiny agent {name!r} is not shipped and not trained yet",
             hint=f"train it once with: {command}",
         )
-    from reharness.models.tiny.config import recipe_for
-    from reharness.models.tiny.train import train_agent
-
+    trainer = find_trainer()
+    if trainer is None:
+        raise ConfigError(
+            f"tiny agent {name!r} is not trained yet, and no tiny-agent trainer is installed to train it "
+            f"(entry-point group {TRAINER_GROUP!r}, name {TRAINER_NAME!r})",
+            hint=f"train it once with: {command}; or install reharness (`pip install -e .` in a checkout) "
+            "so that its trainer is declared",
+        )
     message = f"tiny agent {name!r} is not trained yet; training it now into {target} (up to ~30 min on CPU)"
     (notify or (lambda m: print(m, file=sys.stderr)))(message)
-    train_agent(recipe_for(env, size), target, seed=0, threads=threads, command=command)
+    trainer(recipe_for(env, size), target, seed=0, threads=threads, command=command)
     return target
+
+
+def find_trainer() -> TinyTrainer | None:
+    """The trainer declared as :data:`TRAINER_NAME` in the entry-point group :data:`TRAINER_GROUP` (the first
+    found on ``sys.path`` if several distributions declare one), or None when none is declared."""
+    found = metadata.entry_points(group=TRAINER_GROUP, name=TRAINER_NAME)
+    entry = next(iter(found), None)
+    if entry is None:
+        return None
+    try:
+        trainer = entry.load()
+    except Exception as exc:  # a trainer that fails to import: say which one and why
+        raise ConfigError(
+            f"the tiny-agent trainer {entry.value!r} (entry point {TRAINER_NAME!r} of {TRAINER_GROUP!r}) "
+            f"failed to load: {type(exc).__name__}: {exc}",
+            hint="reinstall the distribution that declares it (for reharness: `pip install -e .`)",
+        ) from None
+    if not callable(trainer):
+        raise ConfigError(
+            f"the tiny-agent trainer {entry.value!r} (entry point {TRAINER_NAME!r} of {TRAINER_GROUP!r}) "
+            "is not callable",
+            hint="the entry point must name a function (recipe, out, seed, threads, command=...)",
+        )
+    return trainer  # type: ignore[no-any-return]

@@ -1,8 +1,9 @@
 """What an environment's kit tells the tiny-agent recipe (``EnvKit.tiny``): recipes and demonstration rules.
 
-The generic machinery (:mod:`.demos`, :mod:`.interventions`, :mod:`.config`) plays the kit's solver with
-DAgger-style perturbations and renders harness interventions; what counts as a good perturbation, a premature
-terminal action, a hint's distractors, a thought, a near miss or a note a harness could write depends on the
+The generic machinery (:mod:`.config` here; :mod:`reharness.training.tiny.demos` and
+:mod:`reharness.training.tiny.interventions` in the training layer) plays the kit's solver with DAgger-style
+perturbations and renders harness interventions; what counts as a good perturbation, a premature terminal
+action, a hint's distractors, a thought, a near miss or a note a harness could write depends on the
 environment, so the kit supplies it here. Every field but ``recipes`` is optional; the defaults are generic
 (a random admissible action, no premature action, the admissible list as distractors, no thoughts).
 """

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from transformers import PreTrainedTokenizerFast
 
-    from reharness.models.tiny.demos import Demo
+    from reharness.training.tiny.demos import Demo
 
 PAD, IM_START, IM_END = "<|pad|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = (PAD, IM_START, IM_END)

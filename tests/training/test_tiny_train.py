@@ -1,4 +1,4 @@
-"""Tiny agents: demonstrations, supervision masks and the real train → save → load → act path (micro)."""
+"""Tiny-agent training: demonstrations, supervision masks, the real train → save → load → act path (micro)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from reharness.models.tiny.config import Recipe, recipe_for, recipes
-from reharness.models.tiny.demos import Demo, render_demos
+from reharness.models.tiny.config import Recipe, recipe_for
 from reharness.runtime import EpisodeRunner, Harness
 from reharness.runtime.harness import base_harness_config
+from reharness.training.tiny.demos import Demo, render_demos
 
 HOUSEHOLD_VERBS = (
     "go",
@@ -54,7 +54,7 @@ def test_household_perturbations_include_taking_the_goal_object_where_it_is_not(
     import random
 
     from reharness.kits.household import HouseholdEnv
-    from reharness.models.tiny.demos import perturbation
+    from reharness.training.tiny.demos import perturbation
 
     env = HouseholdEnv(split="train")
     for task in range(50):  # find an empty-handed agent that just opened a container without the target
@@ -112,8 +112,8 @@ def test_repeated_perturbations_show_the_way_out_of_a_loop() -> None:
 
 
 def test_mask_supervises_expert_turns_only_and_trl_keeps_it(tmp_path: Path) -> None:
-    from reharness.models.tiny.tokenizer import IM_END, demo_texts, encode_demo, train_tokenizer
-    from reharness.models.tiny.train import make_trainer
+    from reharness.training.tiny.tokenizer import IM_END, demo_texts, encode_demo, train_tokenizer
+    from reharness.training.tiny.train import make_trainer
 
     demos, _ = render_demos("household", 3, seed=1, perturb_prob=0.4)
     tokenizer = train_tokenizer(demo_texts(demos), 400)
@@ -140,7 +140,7 @@ def test_mask_supervises_expert_turns_only_and_trl_keeps_it(tmp_path: Path) -> N
 def micro_agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
 
-    from reharness.models.tiny.train import train_agent
+    from reharness.training.tiny.train import train_agent
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("micro") / "household-micro"
@@ -178,7 +178,7 @@ def test_micro_model_loads_with_auto_classes_and_acts(micro_agent: Path) -> None
 
 def test_micro_model_runs_episodes_through_the_runtime(micro_agent: Path) -> None:
     from reharness.envs.registry import make_env
-    from reharness.models.tiny.evaluate import GreedyAgent, GreedyModel, summarise
+    from reharness.training.tiny.evaluate import GreedyAgent, GreedyModel, summarise
 
     env = make_env("household", split="test")
     harness = Harness(base_harness_config("household").model_copy(update={"step_limit": 4}))
@@ -192,7 +192,7 @@ def test_micro_model_runs_episodes_through_the_runtime(micro_agent: Path) -> Non
 
 def test_cached_greedy_generation_equals_fresh_generation(micro_agent: Path) -> None:
     from reharness.core.types import ChatRequest
-    from reharness.models.tiny.evaluate import CacheState, GreedyModel
+    from reharness.training.tiny.evaluate import CacheState, GreedyModel
 
     model = GreedyModel(micro_agent, max_new_tokens=12)
     demo = render_demos("household", 1, seed=5)[0][0]
@@ -248,29 +248,10 @@ def test_cli_continues_an_agent_with_init_keeping_its_tokenizer(tmp_path: Path) 
     assert not (tmp_path / "y").exists()
 
 
-def test_registry_cache_override_and_no_train_message(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from reharness.core.errors import ConfigError, UnknownNameError
-    from reharness.models.tiny.registry import cache_dir, find_tiny, resolve_tiny
-
-    monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
-    # a package without shipped weights: every agent comes from the cache or training
-    monkeypatch.setattr("reharness.models.tiny.registry.WEIGHTS_DIR", tmp_path / "no-shipped-weights")
-    assert cache_dir("shop-M") == tmp_path / "tiny" / "shop-M"
-    info = find_tiny("shop-M")
-    assert info.path is None and not info.shipped
-    with pytest.raises(ConfigError, match="not trained yet") as err:
-        resolve_tiny("shop-M", train=False)
-    assert "reharness agent train --env shop --size M --seed 0" in (err.value.hint or "")
-    with pytest.raises(UnknownNameError):
-        find_tiny("kitchen-S")
-
-
 def test_copy_warmup_sequences_repeat_their_span_and_mask_only_predictable_tokens() -> None:
     import random
 
-    from reharness.models.tiny.warmup import copy_sequence
+    from reharness.training.tiny.warmup import copy_sequence
 
     rng = random.Random(0)
     for _ in range(50):
@@ -289,9 +270,9 @@ def test_copy_warmup_trains_in_place_and_reports_a_probe() -> None:
 
     import torch
 
-    from reharness.models.tiny.config import MICRO, Recipe
-    from reharness.models.tiny.train import build_model
-    from reharness.models.tiny.warmup import copy_accuracy, copy_warmup
+    from reharness.models.tiny.config import MICRO
+    from reharness.training.tiny.train import build_model
+    from reharness.training.tiny.warmup import copy_accuracy, copy_warmup
 
     torch.manual_seed(0)
     recipe = Recipe(env="household", size="micro", model=MICRO)
@@ -315,54 +296,3 @@ def test_copy_warmup_trains_in_place_and_reports_a_probe() -> None:
     assert report.copy_accuracy == round(copy_accuracy(model, vocabulary, seed=0), 4)
     assert report.probes[-1][1] == report.copy_accuracy and len(report.loss_curve) == 3
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
-
-
-def test_run_no_train_fails_with_the_training_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from typer.testing import CliRunner
-
-    from reharness.cli.main import app
-
-    monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
-    monkeypatch.setattr("reharness.models.tiny.registry.WEIGHTS_DIR", tmp_path / "no-shipped-weights")
-    args = [
-        "run",
-        "--env",
-        "shop",
-        "--agent",
-        "tiny:shop-M",
-        "--n",
-        "1",
-        "--no-train",
-        "--out",
-        str(tmp_path),
-    ]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 2
-    assert "reharness agent train --env shop --size M" in result.output
-    assert not (tmp_path / "tiny" / "shop-M").exists()
-
-
-@pytest.mark.parametrize(("env", "size"), sorted(recipes()))  # every recipe ships its weights
-def test_shipped_agent_loads_and_acts_through_the_runtime(env: str, size: str, tmp_path: Path) -> None:
-    """A shipped tiny agent is a complete HF directory with provenance and runs real episodes."""
-    from reharness.models.registry import make_agent, resolve_tiny
-    from reharness.models.tiny.registry import find_tiny
-    from reharness.runtime.executor import RunSpec, run_batch
-
-    info = find_tiny(f"{env}-{size}")
-    assert info.shipped and info.path is not None
-    assert resolve_tiny(f"{env}-{size}", train=False) == info.path
-    provenance = info.provenance or {}
-    assert provenance["command"].startswith(f"reharness agent train --env {env} --size {size} --seed 0")
-    # fields added later keep their old meaning by default: the shipped recipe still reads as the current one
-    assert Recipe.model_validate(provenance["recipe"]) == recipe_for(env, size)
-    agent = make_agent(f"tiny:{env}-{size}", train_missing=False)
-    spec = RunSpec(env=env, agent=f"tiny:{env}-{size}", split="test", n=4, seed=0, concurrency=4)
-    short = base_harness_config(env).model_copy(update={"step_limit": 3})  # keeps the test fast
-    result = asyncio.run(run_batch(spec, agent, Harness(short), tmp_path))
-    assert len(result.episodes) == 4
-    assert all(
-        r.steps and r.steps[0].output and r.steps[0].output.completion_token_ids for r in result.episodes
-    )

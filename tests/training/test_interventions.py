@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from reharness.models.tiny.demos import render_demos
-from reharness.models.tiny.interventions import (
+from reharness.runtime.harness import base_harness_config
+from reharness.training.tiny.demos import render_demos
+from reharness.training.tiny.interventions import (
     InterventionRates,
     add_interventions,
     compact,
 )
-from reharness.runtime.harness import base_harness_config
 
 
 def _assistant_turns(demo):  # type: ignore[no-untyped-def]

@@ -30,11 +30,11 @@ from reharness.core.env_protocol import TextEnvLike
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import find_kit, make_env
-from reharness.models.tiny.interventions import InterventionRates, TurnFacts, add_interventions
 from reharness.models.tiny.spec import TinySpec
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
 from reharness.runtime.protocols import render_action
+from reharness.training.tiny.interventions import InterventionRates, TurnFacts, add_interventions
 
 _NUMBER = re.compile(r"\b\d+\b")
 
@@ -94,7 +94,7 @@ class PerturbedSolver(Agent):
         env_name: str,
         perturb_prob: float,
         thoughts: bool = False,
-        env: Any = None,
+        env: TextEnvLike | None = None,
         protocol: str = "text",
         record_facts: bool = False,
         repeat_prob: float = 0.0,
@@ -128,10 +128,17 @@ class PerturbedSolver(Agent):
             self.near_miss,
         )
 
+    @property
+    def episode_env(self) -> TextEnvLike:
+        """The env of the episode this copy plays (``start_episode`` gives each episode its own copy)."""
+        if self.env is None:
+            raise RuntimeError("PerturbedSolver.complete() called outside an episode (no start_episode)")
+        return self.env
+
     def _observe_progress(self, progress: Any) -> None:
         """Note what the previous turn's statement did (its error kind) and count successful ones (the kit's
         ``progress``: statements run so far and the last error kind)."""
-        count, kind = progress(self.env)
+        count, kind = progress(self.episode_env)
         if count > self.sql_seen:
             if self.facts:
                 self.facts[-1] = replace(self.facts[-1], error=kind)
@@ -139,39 +146,40 @@ class PerturbedSolver(Agent):
             self.sql_seen = count
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        env = self.episode_env
         rng = random.Random(derive_seed("perturb", request.seed))
         spec = tiny_spec(self.env_name)
-        thought = spec.thought(self.env) if self.thoughts and spec.thought is not None else None
-        expert = str(self.env.expert_action())
+        thought = spec.thought(env) if self.thoughts and spec.thought is not None else None
+        expert = str(env.expert_action())
         action: str | None = None
         repeat = self.previous_perturbation
         if self.repeat_prob and repeat is not None and repeat != expert and rng.random() < self.repeat_prob:
             action = repeat  # the same mistake again: trained agents loop on a failed command
         elif rng.random() < self.perturb_prob:
             if self.near_miss and rng.random() < self.near_miss and spec.near_miss is not None:
-                action = spec.near_miss(self.env, expert, rng)
+                action = spec.near_miss(env, expert, rng)
             if action is None:
-                action = perturbation(self.env_name, self.env, rng)
+                action = perturbation(self.env_name, env, rng)
         self.previous_perturbation = action
         self.supervised.append(action is None)
         if self.record_facts:
             if spec.progress is not None:
                 self._observe_progress(spec.progress)
-            premature = spec.premature(self.env, expert, rng) if spec.premature is not None else None
+            premature = spec.premature(env, expert, rng) if spec.premature is not None else None
             self.facts.append(
                 TurnFacts(
                     expert=expert,
                     perturbed=action is not None,
-                    choices=_choices(self.env_name, self.env),
+                    choices=_choices(self.env_name, env),
                     premature=(
-                        render_action(self.protocol, premature, self.env, thought).text if premature else None
+                        render_action(self.protocol, premature, env, thought).text if premature else None
                     ),
                     queried=self.sql_ok > 0,
                 )
             )
         if action is None:
             action = expert
-        response = render_action(self.protocol, action, self.env, thought)
+        response = render_action(self.protocol, action, env, thought)
         self.last_request, self.last_response = request, response
         return response
 
@@ -239,7 +247,7 @@ class DemoStats:
 
 
 def render_demo(
-    env: Any,
+    env: TextEnvLike,
     env_name: str,
     harness: Harness,
     index: int,

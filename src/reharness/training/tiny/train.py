@@ -24,9 +24,9 @@ from typing import Any
 from reharness import __version__
 from reharness.core.errors import ConfigError
 from reharness.models.tiny.config import Recipe
-from reharness.models.tiny.demos import render_demos
-from reharness.models.tiny.interventions import InterventionRates
-from reharness.models.tiny.warmup import ProgressFn, copy_warmup, vocabulary_ids
+from reharness.training.tiny.demos import render_demos
+from reharness.training.tiny.interventions import InterventionRates
+from reharness.training.tiny.warmup import ProgressFn, copy_warmup, vocabulary_ids
 
 PROVENANCE = "provenance.json"
 
@@ -75,7 +75,7 @@ def build_dataset(
     import datasets
     from datasets import Dataset
 
-    from reharness.models.tiny.tokenizer import demo_texts, encode_demo, train_tokenizer
+    from reharness.training.tiny.tokenizer import demo_texts, encode_demo, train_tokenizer
 
     if progress:
         datasets.disable_progress_bars()

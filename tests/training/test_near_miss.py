@@ -7,8 +7,8 @@ import random
 from reharness.kits.db.near_miss import split_top_level, sql_near_miss
 from reharness.kits.db.notes import sql_problem
 from reharness.kits.db.protocol import parse_action
-from reharness.models.tiny.demos import render_demos
-from reharness.models.tiny.interventions import InterventionRates, compact
+from reharness.training.tiny.demos import render_demos
+from reharness.training.tiny.interventions import InterventionRates, compact
 
 COLUMNS = ["Rank", "Nation", "Gold", "Area (km²)"]
 INSERT = (

@@ -1,0 +1,91 @@
+"""Several training seeds of ``reharness experiment s`` in one table, computed from their stored files only.
+
+Each directory is one training seed's run (the same options except ``--seed``, and one shared fresh
+``--test-seed``, so every seed's policies met the same test tasks). :func:`pooled` reads each run's
+``s_config.json``, ``eval.jsonl`` (per-task outcomes and failure codes in H0) and ``result.json`` (the
+targeted codes and compute), refuses runs that were not evaluated on the same tasks, and gives per env and
+method: the mean success over seeds, each seed's success, the targeted-code rate, tokens and model calls, and
+the paired difference from ``none``, ``resample`` and ``start``: per test task the mean over seeds of the
+difference, with a bootstrap interval that resamples tasks (the unit the seeds share). An ordering is stated
+only where the interval excludes 0; otherwise the verdict is ``tie``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reharness.core.errors import DataError
+from reharness.core.jsonl import read_jsonl
+
+
+def _run(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]:
+    files = [directory / name for name in ("s_config.json", "eval.jsonl", "result.json")]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise DataError(f"{directory} is not a finished experiment s run: {', '.join(missing)} missing")
+    config = json.loads(files[0].read_text(encoding="utf-8"))
+    evals = {r["key"]: r for r in read_jsonl(files[1])}
+    return config, evals, json.loads(files[2].read_text(encoding="utf-8"))
+
+
+def _verdict(low: float, high: float) -> str:
+    return "better" if low > 0 else "worse" if high < 0 else "tie"
+
+
+def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
+    """The pooled table of several seeds' runs (see the module docstring)."""
+    from reharness.measure.paired import bootstrap_ci
+
+    runs = [_run(d) for d in directories]
+    seeds = [c["seed"] for c, _, _ in runs]
+    if len(set(seeds)) != len(seeds):
+        raise DataError(f"the runs repeat a training seed: {seeds}", hint="pass one run per training seed")
+    rows: list[dict[str, Any]] = []
+    for env in runs[0][0]["envs"]:
+        keys = [k for k in runs[0][1] if k.startswith(f"{env}/") and k != f"{env}/rank1"]
+        for key in keys:
+            method = key.split("/", 1)[1]
+            per_seed = [evals[key] for _, evals, _ in runs if key in evals]
+            if len(per_seed) < len(runs):
+                continue
+            pairs = per_seed[0]["pairs"]
+            if any(r["pairs"] != pairs for r in per_seed):
+                raise DataError(
+                    f"{key}: the runs were evaluated on different test tasks",
+                    hint="run every seed with the same --test-seed and --test-n",
+                )
+            results: list[dict[str, Any]] = [
+                next((r for r in res["rows"] if r["env"] == env and r["method"] == method), {})
+                for _, _, res in runs
+            ]
+            row: dict[str, Any] = {
+                "env": env,
+                "method": method,
+                "seeds": seeds,
+                "n": len(pairs),
+                "success": round(sum(sum(r["successes"]) for r in per_seed) / (len(pairs) * len(runs)), 6),
+                "per_seed": [round(sum(r["successes"]) / len(pairs), 6) for r in per_seed],
+                "target_code_rate": round(
+                    sum(x.get("target_code_rate", 0.0) for x in results) / len(runs), 6
+                ),
+                "tokens": sum(int(x.get("tokens", 0)) for x in results),
+                "model_calls": sum(int(x.get("model_calls", 0)) for x in results),
+            }
+            for other in ("start", "none", "resample"):
+                base = [evals[f"{env}/{other}"] for _, evals, _ in runs if f"{env}/{other}" in evals]
+                if other == method or len(base) < len(runs):
+                    continue
+                diffs = [
+                    sum(r["successes"][i] - b["successes"][i] for r, b in zip(per_seed, base, strict=True))
+                    / len(runs)
+                    for i in range(len(pairs))
+                ]
+                low, high = bootstrap_ci(diffs, seed=bootstrap_seed)
+                row[f"vs_{other}"] = {
+                    "delta": round(sum(diffs) / len(diffs), 6), "low": low, "high": high,
+                    "verdict": _verdict(low, high),
+                }  # fmt: skip
+            rows.append(row)
+    return {"runs": [str(d) for d in directories], "seeds": seeds, "rows": rows}

@@ -51,3 +51,11 @@ def test_pooled_seeds_average_each_task_and_refuse_other_test_batches(tmp_path: 
         (tmp_path / name / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     text = "\n".join(summary([tmp_path / "a", tmp_path / "b"]))
     assert "| grpo | 25.0 | 25.0 |" in text and "| grpo − sft | household | +25.0" in text
+
+
+def test_the_average_pairs_every_environments_tasks_together() -> None:
+    records = _records({"grpo": [1.0] * 10, "sft": [0.0] * 10}, env="household")
+    records += _records({"grpo": [0.0] * 10, "sft": [0.0] * 10}, env="shop")
+    rows = {c["env"]: c for c in comparisons(records, ["household", "shop"], pairs=(("grpo", "sft"),))}
+    assert rows["household"]["delta"] == 1.0 and rows["shop"]["verdict"] == "tie"
+    assert rows["average"]["delta"] == 0.5 and rows["average"]["n"] == 20

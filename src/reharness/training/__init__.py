@@ -13,6 +13,7 @@ The engineer (Harness-R1):
 - :mod:`.sft`: cold-start SFT with TRL's ``SFTTrainer`` (loss on the reply only);
 - :mod:`.rerun`: the GRPO reward — the paired rerun of each completion's patch on its packet's batch;
 - :mod:`.grpo`: outcome-based GRPO with TRL's ``GRPOTrainer``;
+- :mod:`.grpo_select`: GRPO checkpoint selection on ``valid``, and the greedy program's change from SFT;
 - :mod:`.constrained_rollout`: GRPO rollouts of a repair-program engineer decoded under the program grammar;
 - :mod:`.select`: model selection on ``valid``: the mean Δ_B of an engineer's greedy patch per packet.
 

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.usefixtures("need_twx")
 def test_recipe_validates_and_fits_the_train_fold() -> None:
     recipe = recipe_for("twx-twc", "S")
     assert recipe.env == "twx-twc" and recipe.size == "S" and recipe.interventions
+    assert recipe.batch_size == 4 and recipe.copy_warmup_steps > 0  # a kit replaces base fields
     assert recipe.num_demos <= 1000  # the official train fold has 1,000 seeds: demos cannot repeat a seed
     assert recipe_for("twx-twc", "micro").num_demos >= 1
 

@@ -7,5 +7,6 @@ Kit: :mod:`.kit` (``KITS``: ``twx-twc``, ``twx-cookingworld``, ``twx-coin`` — 
 - :mod:`.jvm`: one JVM per environment instance, the official fold seeds, task descriptions;
 - :mod:`.env`: the environments: official seed folds, gold-path solver, ctx fields;
 - :mod:`.failures`: detectors of what agents get wrong in text games (shared with ScienceWorld);
-- :mod:`.r1`: Harness-R1's ALFWorld-shaped ``ctx`` for text games.
+- :mod:`.r1`: Harness-R1's ALFWorld-shaped ``ctx`` for text games;
+- :mod:`.tiny`: the tiny-agent recipe (gold paths with detours that change nothing).
 """

@@ -4,6 +4,7 @@ entry point (``TWC``, ``COOKINGWORLD``, …)."""
 from reharness.envs.kit import EnvKit
 from reharness.kits.twx.failures import text_game_findings
 from reharness.kits.twx.r1 import TextGameAdapter
+from reharness.kits.twx.tiny import TINY
 
 _HARNESSES = {"base": "reharness.kits.twx:harness.yaml", "valid": "reharness.kits.twx:harness-valid.yaml"}
 _CTX = {"current_location": "str", "inventory": "str"}
@@ -19,6 +20,7 @@ def _kit(name: str, cls: str, gym_id: str, summary: str) -> EnvKit:
         detectors=(text_game_findings,),
         ctx_fields=_CTX,
         r1_adapter=TextGameAdapter,
+        tiny=TINY,
     )
 
 

@@ -133,7 +133,8 @@ _BASES: dict[str, dict[str, Any]] = {"S": _S_BASE, "M": _M_BASE}
 
 
 def kit_recipes(env: str) -> dict[str, Recipe]:
-    """The recipes of ``env``'s kit (``EnvKit.tiny.recipes``: size -> fields beyond the shared base)."""
+    """The recipes of ``env``'s kit (``EnvKit.tiny.recipes``: size -> fields beyond or replacing the shared
+    base's, e.g. ``batch_size``)."""
     kit = find_kit(env)
     if kit is None:
         return {}
@@ -141,7 +142,7 @@ def kit_recipes(env: str) -> dict[str, Recipe]:
     if spec is None:  # a kit with no recipe (a gym:ID): the shared S recipe, trained on the env's solver
         return {"S": Recipe(**_S_BASE, env=kit.name)}
     return {
-        size: Recipe(**(_BASES.get(size, _S_BASE) | {"size": size}), env=kit.name, **dict(fields))
+        size: Recipe(**(_BASES.get(size, _S_BASE) | {"size": size} | dict(fields)), env=kit.name)
         for size, fields in spec.recipes.items()
     }
 

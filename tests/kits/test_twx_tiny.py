@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,31 @@ def test_cli_trains_a_micro_twx_agent(tmp_path: Path) -> None:
     assert Path(payload["path"]) == out and (out / "config.json").is_file()
     provenance = json.loads((out / "provenance.json").read_text())
     assert provenance["recipe"]["env"] == "twx-twc"
+
+
+def test_an_installed_kits_tiny_agent_has_a_name(need_twx: None, tmp_path: Path, monkeypatch: Any) -> None:
+    """``tiny:twx-twc-S`` names the kit's recipe (a kit from an entry point, not a built-in): it resolves, and
+    a missing one names the command that trains it."""
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+    from reharness.models.tiny.registry import parse_name
+
+    assert parse_name("twx-twc-S") == ("twx-twc", "S")
+    monkeypatch.setenv("REHARNESS_CACHE", str(tmp_path))
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--env",
+            "twx-twc",
+            "--agent",
+            "tiny:twx-twc-S",
+            "--no-train",
+            "--n",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 2 and "reharness agent train --env twx-twc --size S" in result.output

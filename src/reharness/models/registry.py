@@ -26,7 +26,7 @@ from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.core.registry import Registry
 
-_TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_]*)-(?P<size>[A-Za-z0-9]+)$")
+_TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_-]*)-(?P<size>[A-Za-z0-9]+)$")  # twx-twc-S: env twx-twc
 Notify = Callable[[str], None] | None
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
-from reharness.models.tiny.config import Recipe, recipe_for, recipes
+from reharness.models.tiny.config import Recipe, kit_recipes, recipe_for, recipes
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 PROVENANCE = "provenance.json"
@@ -75,7 +75,7 @@ def tiny_names() -> list[str]:
 def parse_name(name: str) -> tuple[str, str]:
     """``ENV-S`` → (``ENV``, ``S``), with a clear error for unknown names."""
     env, _, size = name.rpartition("-")
-    if (env, size) not in recipes():
+    if (env, size) not in recipes() and size not in kit_recipes(env):  # a built-in's, or an installed kit's
         raise UnknownNameError(f"unknown tiny agent {name!r}", hint=did_you_mean(name, tiny_names()))
     return env, size
 

@@ -122,7 +122,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("run", "--env", "db", "--patch", "{shop}"), ("shop.json is a patch for env 'shop'", "use --env shop")),
     # run: names and choices
     (("run", "--env", "db", "--isolation", "bogus"), ("'--isolation'", "'standard', 'strict'")),
-    (("run", "--env", "shop", "--agent", "gold"), ("gold agent needs", "--agent solver")),
+    (("run", "--env", "shop", "--agent", "gold"), ("gold agent needs", "--agent solver", "(db, code)")),
     (("run", "--env", "db", "--agent", "openai:m@ftp://x"), ("'ftp://x'", "must start with http://")),
     (("run", "--env", "db", "--agent", "tiny:BAD"), ("'BAD' is malformed", "named ENV-SIZE")),
     (("run", "--env", "db", "--agent", "hf:{adir}/none"), ("does not exist", "hf:PATH")),

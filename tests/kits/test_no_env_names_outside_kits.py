@@ -3,7 +3,7 @@
 The registry's list of built-ins (``envs/registry.py``) is the one exception. What counts as naming one: the
 words ``household`` / ``shop`` anywhere (code, docstrings, comments), a built-in tiny agent's name
 (``db-S``), a kit's module path, the word ``apps``, a quoted ``"db"`` / ``"apps"`` (or ``db`` in
-backquotes), and an ``env == "code"``-style comparison.
+backquotes), an ``env == "code"``-style comparison, and ``--env NAME`` in a hint or help text.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ PATTERNS = [
     re.compile(r"[\"'](db|apps)[\"']"),
     re.compile(r"\bapps\b|``db``"),
     re.compile(rf"\b(env|env_name|name|benchmark)\s*(==|!=|in)\s*\(?[\"']({NAMES})[\"']"),
+    re.compile(rf"--env\s+({NAMES})\b"),  # a hint or help text that sends the user to a built-in
 ]
 
 
@@ -49,6 +50,7 @@ def test_the_check_sees_a_violation() -> None:
         'envs = ("db",)',
         "tiny:household-S",
         'if env_name == "code":',
+        'hint="use --agent gold with --env db --data FILE.jsonl"',
     ]
     assert all(any(p.search(s) for p in PATTERNS) for s in samples)
     assert not any(p.search('{"type": "add_code_hook", "code": CODE}') for p in PATTERNS)

@@ -61,13 +61,15 @@ def train(
     near_miss: Annotated[
         float | None,
         typer.Option(
-            min=0.0, max=1.0, help="Share of perturbations that are near misses of the expert's SQL (db)."
+            min=0.0,
+            max=1.0,
+            help="Share of perturbations that are near misses (kits that define them).",
         ),
     ] = None,
     observed_notes: Annotated[
         bool,
         typer.Option(
-            "--observed-notes", help="Demos carry harness notes made only of what a hook can observe (db)."
+            "--observed-notes", help="Demos carry harness notes made only of what a hook can observe."
         ),
     ] = False,
     as_json: Annotated[

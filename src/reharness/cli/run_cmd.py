@@ -106,8 +106,8 @@ def run(
         Path | None,
         typer.Option(
             callback=input_file,
-            help="Real task file (db: an AgentBench DBBench .jsonl; code: a SWE-bench/SWE-Gym .jsonl, "
-            "the checkouts in repos/ next to it).",
+            help="Real task file, read by the kit's --data loader (docs/environments.md says which kits "
+            "have one and the formats).",
         ),
     ] = None,
     harness: Annotated[

@@ -23,6 +23,7 @@ from reharness.core.agent import Agent
 from reharness.core.env_protocol import TextEnvLike
 from reharness.core.errors import UnknownNameError
 from reharness.core.types import ChatRequest, ChatResponse
+from reharness.envs.registry import data_loading_kits
 from reharness.runtime.protocols import render_action
 
 
@@ -76,7 +77,8 @@ class RandomAgent(_ScriptedAgent):
 
 
 class GoldAgent(_ScriptedAgent):
-    """Plays the reference solution of loaded real tasks (DBBench: reference SQL, then the label)."""
+    """Plays the reference solution of loaded real tasks (the env's ``gold_action``: e.g. a real task file's
+    reference statements, then its label)."""
 
     policy_id = "gold"
 
@@ -84,7 +86,8 @@ class GoldAgent(_ScriptedAgent):
         if not hasattr(env, "gold_action"):
             raise UnknownNameError(
                 f"the gold agent needs an env with reference solutions; {type(env).__name__} has none",
-                hint="use --agent gold with --env db --data FILE.jsonl, or --agent solver",
+                hint="use --agent gold with --data FILE on a kit that loads real task files "
+                f"({', '.join(data_loading_kits())}), or --agent solver",
             )
 
     def start_episode(self, env: TextEnvLike, protocol: str) -> Agent:

@@ -52,7 +52,7 @@ class HarnessConfig(BaseModel):
     )
     sampling: SamplingParams = Field(default_factory=SamplingParams)
     env_options: dict[str, Any] = Field(
-        default_factory=dict, description="Keyword arguments for the environment (e.g. db: protocol: fc)."
+        default_factory=dict, description="Keyword arguments for the environment (e.g. protocol: fc)."
     )
 
     @field_validator("system_prompt", "first_user_template", "feedback_template")

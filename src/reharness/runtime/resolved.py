@@ -32,7 +32,7 @@ from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed
 from reharness.envs.base import task_identity
 from reharness.envs.kit import EnvKit
-from reharness.envs.registry import BUILTIN_KITS, get_kit
+from reharness.envs.registry import data_loading_kits, get_kit
 from reharness.runtime.dispatch import episode_seed
 from reharness.runtime.harness import Harness
 
@@ -74,10 +74,10 @@ def env_kwargs(spec: RunSpec, harness: Harness, kit: EnvKit | None = None) -> di
     kit = kit or get_kit(spec.env)
     if spec.data:
         if kit.data_loader is None:
-            loaders = [name for name in BUILTIN_KITS if get_kit(name).data_loader is not None]
             raise ConfigError(
                 f"--data loads real task files, and the {kit.name!r} kit has no loader for them",
-                hint=f"drop --data, or use an environment whose kit loads task files ({', '.join(loaders)})",
+                hint="drop --data, or use an environment whose kit loads task files "
+                f"({', '.join(data_loading_kits())})",
             )
         return dict(kit.data_loader(spec.data, kwargs))
     kwargs["split"] = spec.split

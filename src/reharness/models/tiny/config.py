@@ -75,7 +75,7 @@ class Recipe(BaseModel):
         0.0,
         ge=0,
         le=1,
-        description="Share of perturbations that are near misses of the expert's SQL (db; see near_miss.py).",
+        description="Share of perturbations that are near misses of the expert's action (kit's near_miss).",
     )
     thoughts: bool = Field(False, description="Demos write a 'Think:' state summary before each action.")
     interventions: bool = Field(

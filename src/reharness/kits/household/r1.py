@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reharness.core.env_protocol import TextEnvLike
-from reharness.runtime.r1.adapter import Proposal, R1Adapter, trailing_run
+from reharness.runtime.r1.adapter import Proposal, R1Adapter, alfworld_ctx
 
 ACTIONS_WINDOW = 6
 OBSERVATIONS_WINDOW = 4
@@ -143,39 +143,20 @@ class HouseholdAdapter(R1Adapter):
         raw = proposal.raw if acting and proposal else ""
         final = (proposal.final or "") if acting and proposal else ""
         normalized = (final or raw).strip().lower()
-        observation = self.initial if hook == "on_init" else self.observation
-        current = observation.strip().lower()
-        in_admissible = bool(normalized) and normalized in self.admissible
-        remaining = self.remaining(hook, step)
-        state = {
-            "nothing_happens_count": sum("nothing happens" in o for o in self.observations),
-            "repeated_observation_count": trailing_run(self.observations, current) if current else 0,
-            "repeated_action_count": trailing_run(self.actions, normalized) if normalized else 0,
-            "invalid_action_count": 0,
-            "remaining_steps": remaining,
-        }
-        return {
-            "action": {
-                "raw": raw,
-                "normalized": normalized,
-                "final_action": final,
-                "in_admissible": in_admissible,
-            },
-            "state": state,
-            "task": dict(self.task),
-            "predicates": {
-                "action_not_admissible": not in_admissible,
-                "nothing_happens_repeated": state["nothing_happens_count"] >= 2,
-                "same_observation_repeated": state["repeated_observation_count"] >= 2,
-                "same_action_repeated": state["repeated_action_count"] >= 2,
-                "remaining_steps_low": remaining <= 5,
-            },
-            "observation": observation,
-            "admissible": list(self.admissible),
-            "output": raw,
-            "step": step,
-            "max_step": self.max_steps,
-            "remaining_steps": remaining,
-            "history": {"last_actions": list(self.actions), "last_observations": list(self.observations)},
-            "world": self.world.snapshot(),
-        }
+        return alfworld_ctx(
+            step=step,
+            max_step=self.max_steps,
+            remaining=self.remaining(hook, step),
+            raw=raw,
+            final=final,
+            normalized=normalized,
+            in_admissible=bool(normalized) and normalized in self.admissible,
+            observation=self.initial if hook == "on_init" else self.observation,
+            admissible=self.admissible,
+            actions=self.actions,
+            observations=self.observations,
+            task=self.task,
+            nothing_happens=sum("nothing happens" in o for o in self.observations),
+            invalid_actions=0,
+            world=self.world.snapshot(),
+        )

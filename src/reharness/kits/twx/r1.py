@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from reharness.core.env_protocol import TextEnvLike
-from reharness.runtime.r1.adapter import Proposal, R1Adapter, trailing_run
+from reharness.runtime.r1.adapter import Proposal, R1Adapter, alfworld_ctx
 
 ACTIONS_WINDOW = 6
 OBSERVATIONS_WINDOW = 4
@@ -79,46 +79,26 @@ class TextGameAdapter(R1Adapter):
         raw = proposal.raw if acting and proposal else ""
         final = (proposal.final or "") if acting and proposal else ""
         normalized = " ".join((final or raw).strip().lower().split())
-        current = self.observation.strip().lower()
-        admissible = [a.lower() for a in self.admissible]
-        in_admissible = bool(normalized) and normalized in admissible
-        remaining = self.remaining(hook, step)
         invalid = sum(any(m in o for m in INVALID_MARKERS) for o in self.observations)
-        state = {
-            "nothing_happens_count": invalid,
-            "repeated_observation_count": trailing_run(self.observations, current) if current else 0,
-            "repeated_action_count": trailing_run(self.actions, normalized) if normalized else 0,
-            "invalid_action_count": invalid,
-            "remaining_steps": remaining,
-        }
-        unvisited = [room for room in self.seen_rooms if room not in self.visited]
-        return {
-            "action": {
-                "raw": raw,
-                "normalized": normalized,
-                "final_action": final,
-                "in_admissible": in_admissible,
-            },
-            "state": state,
-            "task": dict(self.task),
-            "predicates": {
-                "action_not_admissible": not in_admissible,
-                "nothing_happens_repeated": invalid >= 2,
-                "same_observation_repeated": state["repeated_observation_count"] >= 2,
-                "same_action_repeated": state["repeated_action_count"] >= 2,
-                "remaining_steps_low": remaining <= 5,
-            },
-            "observation": self.observation,
-            "admissible": list(self.admissible),
-            "output": raw,
-            "step": step,
-            "max_step": self.max_steps,
-            "remaining_steps": remaining,
-            "history": {"last_actions": list(self.actions), "last_observations": list(self.observations)},
-            "world": {
+        return alfworld_ctx(
+            step=step,
+            max_step=self.max_steps,
+            remaining=self.remaining(hook, step),
+            raw=raw,
+            final=final,
+            normalized=normalized,
+            in_admissible=bool(normalized) and normalized in [a.lower() for a in self.admissible],
+            observation=self.observation,
+            admissible=self.admissible,
+            actions=self.actions,
+            observations=self.observations,
+            task=self.task,
+            nothing_happens=invalid,  # the games' invalid-action message plays ALFWorld's "nothing happens"
+            invalid_actions=invalid,
+            world={
                 "current_location": self.location,
                 "inventory": self.inventory,
                 "visited": list(self.visited),
-                "unvisited": unvisited,
+                "unvisited": [room for room in self.seen_rooms if room not in self.visited],
             },
-        }
+        )

@@ -56,6 +56,61 @@ def trailing_run(entries: list[str], value: str) -> int:
     return run
 
 
+def alfworld_ctx(
+    *,
+    step: int,
+    max_step: int,
+    remaining: int,
+    raw: str,
+    final: str,
+    normalized: str,
+    in_admissible: bool,
+    observation: str,
+    admissible: list[str],
+    actions: list[str],
+    observations: list[str],
+    task: dict[str, Any],
+    nothing_happens: int,
+    invalid_actions: int,
+    world: dict[str, Any],
+) -> dict[str, Any]:
+    """The official ALFWorld-shaped ``ctx`` (action, state counters, task, predicates, history, world), shared
+    by every adapter of an ALFWorld-like text game; the adapter says how it counts and what its world is."""
+    current = observation.strip().lower()
+    state = {
+        "nothing_happens_count": nothing_happens,
+        "repeated_observation_count": trailing_run(observations, current) if current else 0,
+        "repeated_action_count": trailing_run(actions, normalized) if normalized else 0,
+        "invalid_action_count": invalid_actions,
+        "remaining_steps": remaining,
+    }
+    return {
+        "action": {
+            "raw": raw,
+            "normalized": normalized,
+            "final_action": final,
+            "in_admissible": in_admissible,
+        },
+        "state": state,
+        "task": dict(task),
+        "predicates": {
+            "action_not_admissible": not in_admissible,
+            "nothing_happens_repeated": nothing_happens >= 2,
+            "same_observation_repeated": state["repeated_observation_count"] >= 2,
+            "same_action_repeated": state["repeated_action_count"] >= 2,
+            "remaining_steps_low": remaining <= 5,
+        },
+        "observation": observation,
+        "admissible": list(admissible),
+        "output": raw,
+        "step": step,
+        "max_step": max_step,
+        "remaining_steps": remaining,
+        "history": {"last_actions": list(actions), "last_observations": list(observations)},
+        "world": world,
+    }
+
+
 class R1Adapter:
     """Shared bookkeeping of the benchmark adapters; a subclass names its benchmark and conventions."""
 

@@ -117,15 +117,6 @@ class ExecResult:
     calls: list[tuple[str, str, int]] = field(default_factory=list)
 
 
-class _Holder:
-    proc: process.WorkerProcess | None = None
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            process.kill(self.proc)
-            self.proc = None
-
-
 class ConfinedInterpreter:
     """One persistent confined interpreter (see module docstring). Not thread-safe: one episode uses it."""
 
@@ -134,9 +125,9 @@ class ConfinedInterpreter:
         self.limits = limits or InterpreterLimits()
         self.caps: dict[str, Any] = {}
         self.spawn_count = 0
-        self._holder = _Holder()
+        self._holder = process.ProcessHolder()
         self._next_id = 0
-        self._finalizer = weakref.finalize(self, _Holder.kill, self._holder)
+        self._finalizer = weakref.finalize(self, process.ProcessHolder.kill, self._holder)
         process.install_cleanup()
 
     @property

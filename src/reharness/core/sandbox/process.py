@@ -187,6 +187,19 @@ def kill(proc: WorkerProcess) -> None:
     reap(proc)
 
 
+class ProcessHolder:
+    """A client's current worker process, shared with its ``weakref.finalize`` (which must not reference the
+    client itself): ``weakref.finalize(client, ProcessHolder.kill, holder)`` kills the worker when the client
+    is collected."""
+
+    proc: WorkerProcess | None = None
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            kill(self.proc)
+            self.proc = None
+
+
 def kill_all() -> None:
     """Kill every live worker of this process (at exit and on SIGTERM); does not wait."""
     with _LIVE_LOCK:

@@ -27,23 +27,14 @@ class WorkerFailed(Exception):
     """The worker missed a deadline, died or broke the protocol; it was killed."""
 
 
-class _Holder:
-    proc: process.WorkerProcess | None = None
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            process.kill(self.proc)
-            self.proc = None
-
-
 class BfclWorker:
     """A confined process running BFCL's official backends and checker for one episode at a time."""
 
     def __init__(self, package_paths: list[str]) -> None:
         self.paths = list(package_paths)
         self.caps: dict[str, Any] = {}
-        self._holder = _Holder()
-        self._finalizer = weakref.finalize(self, _Holder.kill, self._holder)
+        self._holder = process.ProcessHolder()
+        self._finalizer = weakref.finalize(self, process.ProcessHolder.kill, self._holder)
         process.install_cleanup()
 
     def close(self) -> None:

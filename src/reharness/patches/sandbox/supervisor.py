@@ -56,17 +56,6 @@ _CPU_CHECK_EVERY = 64
 WORKER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
-class _Holder:
-    """The current worker process, shared with the finalizer (which must not reference the HookWorker)."""
-
-    proc: process.WorkerProcess | None = None
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            process.kill(self.proc)
-            self.proc = None
-
-
 class HookWorker:
     """One persistent worker process bound to ONE patch version (``hooks``: hook point → source code).
 
@@ -82,7 +71,7 @@ class HookWorker:
         self.last_start_s = 0.0
         self._lock = threading.Lock()
         self._alock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
-        self._holder = _Holder()
+        self._holder = process.ProcessHolder()
         self._reap_later: list[process.WorkerProcess] | None = None
         self._next_id = 0
         self._disabled: str | None = None
@@ -95,7 +84,7 @@ class HookWorker:
             self._inprocess = InProcessHooks(self.hooks, self.limits)
             self._load_errors = dict(self._inprocess.load_errors)
             self._report = report.inprocess_report()
-        self._finalizer = weakref.finalize(self, _Holder.kill, self._holder)
+        self._finalizer = weakref.finalize(self, process.ProcessHolder.kill, self._holder)
         process.install_cleanup()
 
     # ------------------------------------------------------------------ public API

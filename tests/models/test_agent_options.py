@@ -83,3 +83,13 @@ def test_gguf_file_picks_one_of_several(tmp_path: Path, monkeypatch: pytest.Monk
     options = backend_options(f"hf:{models}", gguf_file=GGUF.name)
     agent = make_backend(f"hf:{models}", max_batch_size=1, **options)
     assert agent.policy_id == f"hf:{GGUF.name}" and "<|im_start|>" in agent.tokenizer.chat_template
+
+
+def test_the_server_reports_a_bad_spec_as_one_error() -> None:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "reharness.models.server", "solver", "--device", "cuda", "--port", "0"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stdout + proc.stderr
+    assert "error: [config_error] --device places an in-process model" in proc.stdout

@@ -165,9 +165,6 @@ BACKENDS.add(
     ),
     metavar="pretrained:NAME",
 )
-#: Kept for callers that list the prefixes and their forms.
-PREFIXES = BACKENDS.names()
-SPEC_FORMS = {name: kind.form for name, kind in BACKENDS.items()}
 
 
 def is_backend_spec(spec: str) -> bool:

@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> None:
         backend = make_backend(args.spec, **options)
         server = ChatServer(backend, args.model_name or args.spec, args.host, args.port)
     except ReharnessError as exc:
-        print(f"error: {exc.message}" + (f"\n  how to fix: {exc.hint}" if exc.hint else ""), flush=True)
+        print(f"error: {exc}", flush=True)  # the error's own format: [code] message, then how to fix
         raise SystemExit(2) from None
 
     async def serve() -> None:

@@ -188,6 +188,18 @@ def parse_pretrained(target: str) -> tuple[str, str | None]:
     return name.strip(), (engine.strip() or None) if at else None
 
 
+def check_device(target: str, device: str) -> None:
+    """``--device`` needs a transformers engine: int8 dynamic quantisation and this llama.cpp build run on the
+    CPU only."""
+    _, engine = parse_pretrained(target)
+    if device != "cpu" and engine in ("llamacpp", "hf-int8"):
+        raise ConfigError(
+            f"--device {device} needs a transformers engine, and pretrained:{target} names {engine}",
+            hint="use pretrained:NAME@hf or @hf-bf16 on a GPU (int8 dynamic quantisation and this llama.cpp "
+            "build run on the CPU)",
+        )
+
+
 def default_engine() -> str:
     """The engine of ``pretrained:NAME`` without ``@ENGINE``: transformers in bfloat16 on a CPU with native
     bfloat16 arithmetic (``avx512_bf16`` or ``amx_bf16``), else in float32.

@@ -49,6 +49,8 @@ class BackendKind:
     check: Callable[[BackendSpec], None]
     build: Callable[[BackendSpec, bool, Notify, dict[str, Any]], Agent]
     parse: Callable[[str, str], BackendSpec] | None = None  # (whole spec, what follows the colon)
+    #: Checks that ``--device`` can place this spec's model (raises a ConfigError); None: it cannot be placed.
+    place: Callable[[BackendSpec, str], None] | None = None
 
 
 #: The model backends by prefix (``openai``, ``hf``, ``tiny``, ``pretrained``).
@@ -120,6 +122,16 @@ def _check_pretrained(parsed: BackendSpec) -> None:
     parse_pretrained(parsed.target)
 
 
+def _place_anywhere(parsed: BackendSpec, device: str) -> None:
+    """transformers models go to any device torch has."""
+
+
+def _place_pretrained(parsed: BackendSpec, device: str) -> None:
+    from reharness.models.pretrained import check_device
+
+    check_device(parsed.target, device)
+
+
 def _build_pretrained(
     parsed: BackendSpec, train_missing: bool, notify: Notify, options: dict[str, Any]
 ) -> Agent:
@@ -145,13 +157,17 @@ BACKENDS.add(
         "hf:PATH (a local Hugging Face model directory with a chat template, or a GGUF file)",
         _check_hf,
         _build_hf,
+        place=_place_anywhere,
     ),
     metavar="hf:PATH",
 )
 BACKENDS.add(
     "tiny",
     BackendKind(
-        "tiny:ENV-SIZE (a built-in tiny agent; `reharness agent list` shows them)", _check_tiny, _build_tiny
+        "tiny:ENV-SIZE (a built-in tiny agent; `reharness agent list` shows them)",
+        _check_tiny,
+        _build_tiny,
+        place=_place_anywhere,
     ),
     metavar="tiny:NAME",
 )
@@ -162,6 +178,7 @@ BACKENDS.add(
         "pretrained:smollm2-135m; ENGINE hf, hf-bf16, hf-int8 or llamacpp)",
         _check_pretrained,
         _build_pretrained,
+        place=_place_pretrained,
     ),
     metavar="pretrained:NAME",
 )
@@ -236,17 +253,13 @@ def backend_options(spec: str, *, device: str | None = None, gguf_file: str | No
     if device is not None:
         if not _DEVICE.match(device):
             raise ConfigError(f"--device {device!r} is not a device", hint="pass cpu, cuda, cuda:N or mps")
-        if parsed is None or parsed.kind == "openai":
+        place = BACKENDS.get(parsed.kind).place if parsed is not None else None
+        if parsed is None or place is None:
             raise ConfigError(
                 f"--device places an in-process model, and the agent {spec!r} is not one",
                 hint="use --device with hf:, tiny: or pretrained: agents; an openai: server places its own",
             )
-        if parsed.kind == "pretrained" and parsed.target.partition("@")[2].strip() in ("llamacpp", "hf-int8"):
-            raise ConfigError(
-                f"--device {device} needs a transformers engine, and {spec!r} names another",
-                hint="use pretrained:NAME@hf or @hf-bf16 on a GPU (int8 dynamic quantisation and this "
-                "llama.cpp build run on the CPU)",
-            )
+        place(parsed, device)
         if device != "cpu":
             options["device"] = device
     return options

@@ -138,6 +138,31 @@ def r1(
             "at GRPO's rerun budget).",
         ),
     ] = False,
+    editor: Annotated[
+        str | None,
+        typer.Option(
+            help="A model prompted to edit the harness (the prompted-editor row, method 'prompted'), e.g. "
+            "pretrained:smollm2-135m or openai:MODEL@URL; may be added to a finished experiment."
+        ),
+    ] = None,
+    editor_language: Annotated[
+        str,
+        typer.Option(
+            help="What the prompted editor writes: hooks (free hook code, Harness-R1's full prompt) or "
+            "program (a repair program, the compact prompt)."
+        ),
+    ] = "hooks",
+    editor_constrain: Annotated[
+        bool,
+        typer.Option(
+            "--editor-constrain",
+            help="With --editor-language program: decode the editor under the program grammar "
+            "(in-process models only).",
+        ),
+    ] = False,
+    editor_max_tokens: Annotated[
+        int, typer.Option(help="Reply budget of the prompted editor (tokens).")
+    ] = 1024,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     test_seed: Annotated[
         int | None,
@@ -173,7 +198,8 @@ def r1(
         grpo_select=grpo_select,
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation, batch_concurrency=batch_concurrency, controls=not no_controls,
-        test_seed=test_seed, hint_probe=not no_hint_probe,
+        test_seed=test_seed, hint_probe=not no_hint_probe, editor=editor, editor_language=editor_language,
+        editor_constrain=editor_constrain, editor_max_tokens=editor_max_tokens,
     )  # fmt: skip
 
     with executor_scope(executor, ray_address, ray_actors):  # every stage's episodes

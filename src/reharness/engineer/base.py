@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 WRONG_ENV = "wrong_env"
 #: Error code of a proposal whose model call failed (HTTP error, timeout, backend crash).
 BACKEND_ERROR = "backend_error"
+#: ``meta["rejected_at"]`` of a rejected reply: the stage that refused it — the reply did not parse into a
+#: patch (``parse``), or the patch failed the environment or static checks (``validation``)
+PARSE, VALIDATION = "parse", "validation"
 
 
 @dataclass(frozen=True)
@@ -98,12 +101,12 @@ def finish_patch(patch: Patch, raw_reply: str, packet: FailurePacket, meta: dict
         patch = Patch(dict(patch.hooks), patch.description, env, patch.metadata)
     elif patch.env != env:
         message = f"the patch is for {patch.env!r} but the failure packet is from {env!r}"
-        return Proposal(None, raw_reply, message, WRONG_ENV, meta)
+        return Proposal(None, raw_reply, message, WRONG_ENV, meta | {"rejected_at": VALIDATION})
     errors = validate_patch(patch, evidence=packet.leakage_evidence())
     if errors:
         message = "; ".join(str(e.message) for e in errors[:5])
         where = f"{errors[0].hook or 'patch'}:{errors[0].line}:{errors[0].col}: "
-        return Proposal(None, raw_reply, where + message, errors[0].rule, meta)
+        return Proposal(None, raw_reply, where + message, errors[0].rule, meta | {"rejected_at": VALIDATION})
     return Proposal(patch.with_metadata(**meta), raw_reply, None, None, meta)
 
 
@@ -126,5 +129,5 @@ def finish_reply(raw_reply: str, packet: FailurePacket, meta: dict[str, Any]) ->
             meta["program"] = patch.metadata["program"]
     except PatchFormatError as exc:
         message = exc.message + (f" ({exc.hint})" if exc.hint else "")
-        return Proposal(None, raw_reply, message, exc.code, meta)
+        return Proposal(None, raw_reply, message, exc.code, meta | {"rejected_at": PARSE})
     return finish_patch(patch, raw_reply, packet, meta)

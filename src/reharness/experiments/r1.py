@@ -9,8 +9,10 @@
    method, which writes one patch (one sample, seeded), and the patch is measured by paired rerun on the
    same tasks and seeds — Harness-R1's protocol (each packet gets a fresh overlay; an invalid or degenerate
    patch scores as no patch). Methods: ``none`` (the unpatched target), ``self-refine``, ``operators`` (the
-   teacher), ``sft`` (the SFT-only engineer) and ``grpo`` (the GRPO engineer); with ``controls`` (default)
-   also ``grpo-shuffled``, ``placebo`` and ``best-of-n`` (:mod:`.r1_controls`).
+   teacher), ``sft`` (the SFT-only engineer) and ``grpo`` (the GRPO engineer); with ``editor`` also
+   ``prompted`` (a model prompted to edit the harness: Harness-R1's prompted-editor row, one sample, never
+   resampled); with ``controls`` (default) also ``grpo-shuffled``, ``placebo`` and ``best-of-n``
+   (:mod:`.r1_controls`).
 3. **Report**: per (method, env) the success rate over all test tasks with a 95 % bootstrap interval over
    tasks and the number of broken tasks (success → failure); the per-method average over environments
    (:meth:`R1Result.contract` is the ``--json`` output) and paired comparisons with bootstrap intervals
@@ -80,6 +82,10 @@ _STUDY_FIELDS = frozenset(
         "ablation",
         "controls",
         "hint_probe",
+        "editor",
+        "editor_language",
+        "editor_constrain",
+        "editor_max_tokens",
     }
 )
 

@@ -34,6 +34,9 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("placebo-text", "none"),
     ("self-refine", "none"),
     ("self-refine", "placebo-text"),
+    ("grpo", "prompted"),
+    ("prompted", "none"),
+    ("prompted", "self-refine"),
 )
 AVERAGE = "average"
 

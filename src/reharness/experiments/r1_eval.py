@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from reharness.core.aio import bounded
 from reharness.core.hashing import derive_seed
 from reharness.core.jsonl import read_jsonl
-from reharness.experiments.r1_stages import EVAL_FILE, LEARNED, R1Config, main_methods
+from reharness.experiments.r1_stages import EVAL_FILE, LEARNED, PROMPTED, R1Config, main_methods
 
 if TYPE_CHECKING:
     from reharness.engineer.base import Engineer, Proposal
@@ -31,13 +31,19 @@ def make_method(
     temperature: float = 0.7,
     resample_invalid: int | None = None,
     constrain: bool = True,
+    config: R1Config | None = None,
 ) -> Engineer | None:
     """The engineer of a method (``None`` for ``none``); learned engineers sample at ``temperature`` and
-    resample invalid replies (:class:`~reharness.engineer.llm.LLMEngineer`)."""
+    resample invalid replies (:class:`~reharness.engineer.llm.LLMEngineer`); ``prompted`` is the model
+    ``config.editor`` prompted to edit the harness (:func:`prompted_editor`)."""
     from reharness.engineer.factory import make_engineer
 
     if name == "none":
         return None
+    if name == PROMPTED:
+        if config is None or config.editor is None:
+            raise ValueError("the prompted row needs R1Config.editor")
+        return prompted_editor(config, temperature)
     if name in ("placebo", "placebo-text"):
         from reharness.experiments.r1_controls import PlaceboEngineer
 
@@ -50,6 +56,38 @@ def make_method(
             constrain=constrain,
         )
     return make_engineer(name)
+
+
+def prompted_editor(config: R1Config, temperature: float) -> Engineer:
+    """Harness-R1's prompted editor: ``config.editor`` asked once per packet, at ``temperature``, with
+    Harness-R1's full prompt (hook code) or the compact one (repair programs). It is never resampled: the
+    row measures what the model writes, parse and validation failures included (scored as no patch)."""
+    from reharness.engineer.compact import PromptStyle
+    from reharness.engineer.factory import make_engineer
+
+    program = config.editor_language == "program"
+    style = PromptStyle(kind="compact", language="program") if program else PromptStyle()
+    return make_engineer(
+        f"llm:{config.editor}",
+        temperature=temperature,
+        max_tokens=config.editor_max_tokens,
+        prompt_style=style,
+        resample_invalid=0,
+        constrain=config.editor_constrain,
+    )
+
+
+def check_editor_records(config: R1Config, done: Mapping[str, Mapping[str, Any]]) -> None:
+    """Refuse to mix prompted-editor rows of another editor (the row is keyed by method, not by model)."""
+    from reharness.core.errors import ConfigError
+
+    editors = {r.get("editor") for r in done.values() if r.get("method") == PROMPTED}
+    other = editors - {config.editor}
+    if config.editor is not None and other:
+        raise ConfigError(
+            f"{config.out} holds prompted-editor rows of {sorted(map(str, other))}, not {config.editor!r}",
+            hint="give the same --editor, or another --out for another editor",
+        )
 
 
 class Evaluator:
@@ -86,6 +124,7 @@ class Evaluator:
     async def run(self) -> list[dict[str, Any]]:
         path = self.out / EVAL_FILE
         done = load_records(path)
+        check_editor_records(self.config, done)
         n = self.config.test_batches
         todo = [
             (env, index)
@@ -154,6 +193,7 @@ class Evaluator:
                 self.config.temperature,
                 self.config.resample_invalid,
                 self.config.constrain,
+                self.config,
             )
         engineer = self.engineers[method]
         assert engineer is not None
@@ -209,8 +249,12 @@ class Evaluator:
                     "broken": result.broken,
                     "patch_id": proposal.patch.identity if proposal.patch else None,
                     "attempts": proposal.meta.get("attempts", 1),
+                    "error_code": proposal.error_code,
+                    "rejected_at": proposal.meta.get("rejected_at"),
                     "patch": proposal.patch.to_dict() if proposal.patch and result.valid else None,
                 }
+            if method == PROMPTED:
+                record["editor"] = self.config.editor
             if method in search_meta:
                 record["search"] = search_meta[method]
             record["successes"] = patched_successes(base, record["rescued"], record["broken"])

@@ -216,6 +216,36 @@ def _comparisons(result: R1Result) -> list[str]:
     return lines
 
 
+def reply_funnel(result: R1Result) -> list[str]:
+    """Per method, what became of its patches before any rerun (Harness-R1 counts the prompted editors'
+    parse and validation failures): batches with failures, replies that did not parse, patches refused by the
+    checks (by error code), degenerate ones, valid ones and the valid patches' Δ (net flips per task)."""
+    lines = [
+        "## What became of each method's patches",
+        "",
+        "| method | batches | did not parse | refused by the checks | degenerate | valid "
+        "| Δ of the valid (pp) | refused, by code |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for method in dict.fromkeys(r.method for r in result.rows):
+        if method == "none":
+            continue
+        mine = [r for r in result.rows if r.method == method]
+        codes: dict[str, int] = {}
+        for row in mine:
+            for code, count in row.error_codes.items():
+                codes[code] = codes.get(code, 0) + count
+        tasks, net = sum(r.valid_tasks for r in mine), sum(r.valid_net for r in mine)
+        delta = f"{100 * net / tasks:+.1f}" if tasks else "–"
+        listed = ", ".join(f"{c} {n}" for c, n in sorted(codes.items(), key=lambda kv: -kv[1])) or "–"
+        lines.append(
+            f"| {method} | {sum(r.batches for r in mine)} | {sum(r.parse_failures for r in mine)} | "
+            f"{sum(r.validation_failures for r in mine)} | {sum(r.degenerate for r in mine)} | "
+            f"{sum(r.valid_patches for r in mine)} | {delta} | {listed} |"
+        )
+    return lines
+
+
 def write_report(result: R1Result, out: Path) -> Path:
     c = result.config
     lines = [
@@ -240,9 +270,8 @@ def write_report(result: R1Result, out: Path) -> Path:
             f"{sum(r.first_sample_valid for r in mine)}/{batches} | "
             f"{sum(r.rescued for r in mine)} | {sum(r.broken for r in mine)} |"
         )
+    lines += ["", *reply_funnel(result), "", *_comparisons(result)]
     lines += [
-        "",
-        *_comparisons(result),
         "",
         "## Training",
         "",

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 METHODS: tuple[str, ...] = ("none", "self-refine", "operators", "sft", "grpo")
 #: the control rows (:mod:`.r1_controls`), evaluated after METHODS when ``R1Config.controls``
 CONTROLS: tuple[str, ...] = ("grpo-shuffled", "placebo", "placebo-text", "best-of-n")
+#: the prompted editor's row (a model prompted to edit the harness), evaluated when ``R1Config.editor`` is set
+PROMPTED = "prompted"
 #: the learned engineers: model directories under ``OUT/train``
 LEARNED: tuple[str, ...] = ("sft", "grpo", "grpo-shuffled")
 EVAL_FILE = "eval.jsonl"
@@ -129,6 +131,36 @@ class R1Config(BaseModel):
     controls: bool = Field(
         True, description="The control rows: GRPO on shuffled rewards, a placebo patch, best-of-N search."
     )
+    editor: str | None = Field(
+        None,
+        description="A model prompted to edit the harness (Harness-R1's prompted-editor row, method "
+        "'prompted'): a backend spec such as pretrained:smollm2-135m or openai:MODEL@URL; None: no row.",
+    )
+    editor_language: Literal["hooks", "program"] = Field(
+        "hooks",
+        description="What the prompted editor writes: free hook code from Harness-R1's full prompt (hooks) "
+        "or a repair program from the compact prompt (program).",
+    )
+    editor_constrain: bool = Field(
+        False, description="Prompted editor in the program language: decode under the program grammar."
+    )
+    editor_max_tokens: int = Field(1024, gt=0, description="Reply budget of the prompted editor (tokens).")
+
+    @model_validator(mode="after")
+    def _editor_options(self) -> R1Config:
+        if self.editor is not None:
+            from reharness.core.errors import ReharnessError
+            from reharness.models.registry import check_spec
+
+            try:  # a bad spec fails before any work
+                check_spec(self.editor)
+            except ReharnessError as exc:
+                raise type(exc)(f"--editor {self.editor!r}: {exc.message}", hint=exc.hint) from None
+        if self.editor_constrain and self.editor_language != "program":
+            raise ValueError(
+                "--editor-constrain needs --editor-language program (the grammar is the repair programs')"
+            )
+        return self
 
     @property
     def evaluation_seed(self) -> int:
@@ -155,11 +187,21 @@ class R1Row(BaseModel):
     first_sample_valid: int = 0
     batches: int = 0
     n: int = 0
+    #: how the method's patches fared before any rerun: batches whose reply did not parse, whose patch failed
+    #: the checks, whose patch was degenerate; the error codes of the refused ones
+    parse_failures: int = 0
+    validation_failures: int = 0
+    degenerate: int = 0
+    error_codes: dict[str, int] = Field(default_factory=dict)
+    #: tasks of the batches whose patch was valid, and their net flips (rescued − broken)
+    valid_tasks: int = 0
+    valid_net: int = 0
 
 
 def main_methods(config: R1Config) -> tuple[str, ...]:
-    """The methods of the main table: Harness-R1's five, then the controls when they are on."""
-    return METHODS + (CONTROLS if config.controls else ())
+    """The methods of the main table: Harness-R1's five, the prompted editor when one is given, then the
+    controls when they are on."""
+    return METHODS + ((PROMPTED,) if config.editor else ()) + (CONTROLS if config.controls else ())
 
 
 class R1Result(BaseModel):
@@ -246,6 +288,26 @@ def _engineer_info(path: Path) -> dict[str, Any]:
     return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
 
 
+def _reply_funnel(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Parse / validation / degenerate counts, error codes and the valid patches' net flips of one row's
+    records (``rejected_at`` is recorded since the prompted-editor row; older records count as validation)."""
+    codes: dict[str, int] = {}
+    stages = ("parse_failures", "validation_failures", "degenerate", "valid_tasks", "valid_net")
+    funnel = dict.fromkeys(stages, 0)
+    for r in records:
+        if r["status"] == "invalid":
+            stage = "parse_failures" if r.get("rejected_at") == "parse" else "validation_failures"
+            funnel[stage] += 1
+            code = r.get("error_code") or "invalid"
+            codes[code] = codes.get(code, 0) + 1
+        elif r["status"] == "degenerate":
+            funnel["degenerate"] += 1
+        if r["valid"]:
+            funnel["valid_tasks"] += len(r["successes"])
+            funnel["valid_net"] += len(r["rescued"]) - len(r["broken"])
+    return funnel | {"error_codes": dict(sorted(codes.items()))}
+
+
 def aggregate(
     config: R1Config, records: list[dict[str, Any]], methods: tuple[str, ...] | None = None
 ) -> tuple[list[R1Row], dict[str, float]]:
@@ -275,6 +337,7 @@ def aggregate(
                     first_sample_valid=sum(bool(r["valid"]) and r.get("attempts", 1) == 1 for r in mine),
                     batches=len(mine),
                     n=len(values),
+                    **_reply_funnel(mine),
                 )
             )
     average = {m: round(sum(r.success for r in rows if r.method == m) / len(config.envs), 6) for m in methods}

@@ -6,7 +6,7 @@
 - :mod:`.r1_eval`: its held-out evaluation (test batches × methods, resumable records);
 - :mod:`.r1_controls`: its control rows (GRPO on shuffled rewards, a placebo patch, matched-budget best-of-N);
 - :mod:`.r1_compare`: paired comparisons of its methods with bootstrap intervals;
-- :mod:`.r1_coevolution`: co-evolution — r1 runs of a start target and of a trained one, compared task by task;
+- :mod:`.r1_coevolution`: co-evolution — r1 runs of a start target and of a trained one, compared per task;
 - :mod:`.r1_probe`: its hint-following probe: do the frozen targets take an action a hint names?
 - :mod:`.r1_studies`: its further studies, on the trained engineers;
 - :mod:`.r1_report`: its Markdown report: main table, training summary and plots;

@@ -150,11 +150,11 @@ def test_reading_a_per_seed_description_mid_episode_keeps_the_episode(need_twx: 
 
 
 def test_harness_r1_ctx_follows_alfworlds_shape(env: TwxEnv) -> None:
-    from reharness.kits.twx.r1 import TextGameAdapter
+    from reharness.kits.twx.r1 import TwxAdapter
     from reharness.runtime.r1.adapter import Proposal
 
     obs, info = env.reset(options={"task": 0})
-    adapter = TextGameAdapter(env, env.max_steps)
+    adapter = TwxAdapter(env, env.max_steps)
     adapter.reset(obs, info)
     for action in ["fly away", "fly away"]:
         obs, _, _, _, info = env.step(action)

@@ -20,7 +20,8 @@ points of this distribution, exactly as a user's kit is; :mod:`.registration` re
 too):
 
 - :mod:`.twx`: the eight TextWorldExpress games, ``twx-twc``, ``twx-cookingworld``, ``twx-coin``, … (a JAR);
-- :mod:`.text_games`: what the JAR-backed text games share (the gold-path solver, the command tool);
+- :mod:`.text_games`: what the JAR-backed text games share (the gold-path solver, the command tool, the
+  Harness-R1 ctx adapter);
 - :mod:`.scienceworld`: ScienceWorld (its JAR): official variation splits, gold paths, fast steps;
 - :mod:`.bfcl`: BFCL multi-turn: official data and ``multi_turn_checker``, calls run in a confined worker;
 - :mod:`.requirements`: a missing package or Java runtime as one clear error naming the install command.

@@ -1,5 +1,14 @@
 """What the JAR-backed text-game kits share (TextWorldExpress, ScienceWorld): the gold-path solver's
-bookkeeping and the one command tool of the tool-calling protocol.
+bookkeeping, the one command tool of the tool-calling protocol and Harness-R1's ALFWorld ``ctx``.
+
+:class:`TextGameAdapter` computes for a text game the fields the official Harness-R1 exposes for ALFWorld:
+the proposed ``action`` (raw, normalised, final, whether it is admissible), ``state`` counters, ``task``
+fields, ``predicates``, the ``observation`` and ``admissible`` list, a short ``history`` and a ``world``
+snapshot — all from what the agent observed: a command the game did not accept counts as ALFWorld's
+``Nothing happens.``, the world snapshot holds the current location and inventory read from the game's own
+text and the rooms visited or seen through exits, never hidden state. ``task`` carries the game (or task
+family) as ``task_type``; text games have no target or destination types, so those fields are empty. Each
+game's kit subclasses it with the patterns of its text (``kits/twx/r1.py``, ``kits/scienceworld/r1.py``).
 
 :class:`GoldPathGame` expects the env to keep ``_history`` (the commands played), ``_gold`` (the gold path,
 ``None`` until asked for), ``_left_gold_at`` and a ``gold_path()`` method that computes the gold path once.
@@ -7,11 +16,18 @@ bookkeeping and the one command tool of the tool-calling protocol.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from reharness.core.env_protocol import TextEnvLike
+from reharness.runtime.r1.adapter import Proposal, R1Adapter, alfworld_ctx
+
 #: The one tool of the text games' tool-calling protocol (Harness-R1's ALFWorld name).
 TOOL_NAME = "take_action"
+#: Harness-R1 ctx: the last actions and observations a hook sees
+ACTIONS_WINDOW = 6
+OBSERVATIONS_WINDOW = 4
 
 
 class GoldPathGame:
@@ -74,3 +90,97 @@ class GoldPathGame:
 
     def tool_call_from_action(self, action: str) -> tuple[str, dict[str, Any]]:
         return TOOL_NAME, {"action": action}
+
+
+class TextGameAdapter(R1Adapter):
+    """ALFWorld's ctx shape for a text game; a game's subclass says how its text names the room, the rooms
+    seen beyond the exits, the inventory and a command it did not accept."""
+
+    #: the current room's name in an observation (group 1)
+    room_pattern: re.Pattern[str]
+    #: rooms seen from here (group 1; ``findall``)
+    exit_pattern: re.Pattern[str]
+    #: how the game's answer to an inventory command begins (lower case)
+    inventory_prefix = "inventory"
+    #: what the game says to a command it does not accept (lower case; counted as ALFWorld's "nothing
+    #: happens")
+    invalid_markers: tuple[str, ...] = ()
+
+    benchmark = "alfworld"
+    tool_hint_target = "take_action"
+    shared_fields = frozenset({"observation", "admissible", "max_step"})
+
+    def __init__(self, env: TextEnvLike, max_steps: int) -> None:
+        super().__init__(env, max_steps)
+        fields = env.task_fields()
+        self.task = {
+            "task_type": str(fields.get("task_type") or ""),
+            "target_type": "",
+            "destination_type": "",
+        }
+        self.actions: list[str] = []
+        self.observations: list[str] = []
+        self.location: str | None = None
+        self.visited: list[str] = []
+        self.seen_rooms: list[str] = []
+        self.inventory = ""
+
+    def _read(self, observation: str) -> None:
+        text = observation.lower()
+        room = self.room_pattern.search(text)
+        if room:
+            self.location = room.group(1).strip()
+            if self.location not in self.visited:
+                self.visited.append(self.location)
+        for name in self.exit_pattern.findall(text):
+            name = name.strip(" .")
+            if name and name not in self.seen_rooms:
+                self.seen_rooms.append(name)
+        if text.startswith(self.inventory_prefix):
+            self.inventory = observation.strip()
+
+    def reset(self, observation: str, info: dict[str, Any]) -> None:
+        super().reset(observation, info)
+        self._read(observation)
+
+    def executed(self, action: str, observation: str, info: dict[str, Any]) -> None:
+        super().executed(action, observation, info)
+        self.actions = (self.actions + [action.strip().lower()])[-ACTIONS_WINDOW:]
+        self.observations = (self.observations + [observation.lower()])[-OBSERVATIONS_WINDOW:]
+        self._read(observation)
+
+    def no_action(self, shown: str) -> None:
+        """As in ALFWorld: a no-action nudge does not overwrite the observation hooks see."""
+
+    def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
+        acting = hook in ("on_before_action", "on_post_step") and proposal is not None
+        raw = proposal.raw if acting and proposal else ""
+        final = (proposal.final or "") if acting and proposal else ""
+        normalized = " ".join((final or raw).strip().lower().split())
+        invalid = sum(any(m in o for m in self.invalid_markers) for o in self.observations)
+        return alfworld_ctx(
+            step=step,
+            max_step=self.max_steps,
+            remaining=self.remaining(hook, step),
+            raw=raw,
+            final=final,
+            normalized=normalized,
+            in_admissible=bool(normalized) and normalized in [a.lower() for a in self.admissible],
+            observation=self.observation,
+            admissible=self.admissible,
+            actions=self.actions,
+            observations=self.observations,
+            task=self.task,
+            nothing_happens=invalid,  # the games' invalid-action message plays ALFWorld's "nothing happens"
+            invalid_actions=invalid,
+            world=self.world(),
+        )
+
+    def world(self) -> dict[str, Any]:
+        """The world snapshot: what the agent read of where it is, what it holds, the rooms it has seen."""
+        return {
+            "current_location": self.location,
+            "inventory": self.inventory,
+            "visited": list(self.visited),
+            "unvisited": [room for room in self.seen_rooms if room not in self.visited],
+        }

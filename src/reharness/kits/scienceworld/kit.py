@@ -3,6 +3,7 @@
 from reharness.envs.kit import EnvKit
 from reharness.kits.scienceworld.failures import scienceworld_findings
 from reharness.kits.scienceworld.operators import OPERATORS
+from reharness.kits.scienceworld.r1 import ScienceWorldAdapter
 
 KIT = EnvKit(
     name="scienceworld",
@@ -16,4 +17,5 @@ KIT = EnvKit(
     detectors=(scienceworld_findings,),
     operators=OPERATORS,
     ctx_fields={"awaiting_choice": "bool"},
+    r1_adapter=ScienceWorldAdapter,
 )

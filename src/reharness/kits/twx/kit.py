@@ -3,7 +3,7 @@ entry point (``TWC``, ``COOKINGWORLD``, …)."""
 
 from reharness.envs.kit import EnvKit
 from reharness.kits.twx.failures import text_game_findings
-from reharness.kits.twx.r1 import TextGameAdapter
+from reharness.kits.twx.r1 import TwxAdapter
 from reharness.kits.twx.tiny import TINY
 
 _HARNESSES = {"base": "reharness.kits.twx:harness.yaml", "valid": "reharness.kits.twx:harness-valid.yaml"}
@@ -19,7 +19,7 @@ def _kit(name: str, cls: str, gym_id: str, summary: str) -> EnvKit:
         harnesses=_HARNESSES,
         detectors=(text_game_findings,),
         ctx_fields=_CTX,
-        r1_adapter=TextGameAdapter,
+        r1_adapter=TwxAdapter,
         tiny=TINY,
     )
 

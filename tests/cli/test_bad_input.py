@@ -239,6 +239,11 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("experiment", "r1", "--env", "db", "--agent", "random", "--transfer-agent", "nope"), ("agent 'nope'",)),
     (("experiment", "r1", "--env", "db", "--out", "/dev/null"), ("'--out'", "is not a directory")),
     (("experiment", "r1", "--env", "db", "--k", "1"), ("--k", "greater than or equal")),
+    (("experiment", "r1", "--env", "db", "--editor", "nosuch:m"), ("--editor 'nosuch:m'", "known: openai")),
+    (
+        ("experiment", "r1", "--env", "db", "--editor", "tiny:db-S", "--editor-constrain"),
+        ("--editor-constrain needs --editor-language program",),
+    ),
     (("experiment", "s", "--env", "bogus"), ("unknown environment 'bogus'", "known:")),
     ((*ES, "--methods", "none,routr"), ("--methods entry 'routr'", "'router'")),
     ((*ES, "--methods", "sibling-only"), ("'sibling-only'", "not supported")),

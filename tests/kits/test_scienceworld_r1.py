@@ -5,16 +5,16 @@ with it."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from r1_files import write_r1_patch
 
 from reharness.envs import make_env
 from reharness.kits.scienceworld.env import ScienceWorldEnv
 from reharness.kits.scienceworld.r1 import ScienceWorldAdapter
-from reharness.patches.model import HARNESS_R1_SCHEMA, load_patch
+from reharness.patches.model import load_patch
 from reharness.patches.overlay import PatchOverlay
 from reharness.patches.validate import validate_patch
 from reharness.runtime import EpisodeRunner, Harness
@@ -56,14 +56,9 @@ HOOK = """def hook(ctx, nb):
 
 
 def test_an_r1_patch_file_naming_the_kit_runs_with_its_ctx(env: ScienceWorldEnv, tmp_path: Path) -> None:
-    path = tmp_path / "patch.json"
-    doc = {
-        "schema_version": HARNESS_R1_SCHEMA,
-        "benchmark": "scienceworld",
-        "description": "Pause before the first move to another room.",
-        "actions": [{"type": "add_code_hook", "hook": "on_before_action", "code": HOOK}],
-    }
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path = write_r1_patch(
+        tmp_path / "patch.json", "scienceworld", "Pause before moving on.", "on_before_action", HOOK
+    )
     patch = load_patch(path)
     assert patch.env == "scienceworld" and patch.dialect == "r1" and validate_patch(patch) == []
     harness = Harness.base("scienceworld").with_overlays(PatchOverlay(patch))

@@ -5,13 +5,13 @@ with the kit's ALFWorld-shaped ctx (:mod:`reharness.kits.twx.r1`) and exports ba
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
+from r1_files import write_r1_patch
 
 from reharness.envs import make_env
-from reharness.patches.model import HARNESS_R1_SCHEMA, load_patch
+from reharness.patches.model import load_patch
 from reharness.patches.overlay import PatchOverlay
 from reharness.patches.validate import validate_patch
 from reharness.runtime import EpisodeRunner, Harness
@@ -29,14 +29,9 @@ HOOK = """def hook(ctx, nb):
 
 
 def test_an_r1_patch_file_naming_the_kit_runs_with_the_text_game_ctx(tmp_path: Path) -> None:
-    path = tmp_path / "patch.json"
-    doc = {
-        "schema_version": HARNESS_R1_SCHEMA,
-        "benchmark": "twx-twc",
-        "description": "Pause before the first move.",
-        "actions": [{"type": "add_code_hook", "hook": "on_before_action", "code": HOOK}],
-    }
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path = write_r1_patch(
+        tmp_path / "patch.json", "twx-twc", "Pause before the first move.", "on_before_action", HOOK
+    )
     patch = load_patch(path)
     assert patch.env == "twx-twc" and patch.dialect == "r1"
     assert validate_patch(patch) == []

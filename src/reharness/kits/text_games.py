@@ -153,18 +153,11 @@ class TextGameAdapter(R1Adapter):
         """As in ALFWorld: a no-action nudge does not overwrite the observation hooks see."""
 
     def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
-        acting = hook in ("on_before_action", "on_post_step") and proposal is not None
-        raw = proposal.raw if acting and proposal else ""
-        final = (proposal.final or "") if acting and proposal else ""
-        normalized = " ".join((final or raw).strip().lower().split())
+        fields = self.action_fields(hook, step, proposal, lambda text: " ".join(text.strip().lower().split()))
+        normalized = fields["normalized"]
         invalid = sum(any(m in o for m in self.invalid_markers) for o in self.observations)
         return alfworld_ctx(
-            step=step,
-            max_step=self.max_steps,
-            remaining=self.remaining(hook, step),
-            raw=raw,
-            final=final,
-            normalized=normalized,
+            **fields,
             in_admissible=bool(normalized) and normalized in [a.lower() for a in self.admissible],
             observation=self.observation,
             admissible=self.admissible,

@@ -139,17 +139,10 @@ class HouseholdAdapter(R1Adapter):
         """ALFWorld's no-tool nudges do not overwrite the observation hooks see."""
 
     def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
-        acting = hook in ("on_before_action", "on_post_step") and proposal is not None
-        raw = proposal.raw if acting and proposal else ""
-        final = (proposal.final or "") if acting and proposal else ""
-        normalized = (final or raw).strip().lower()
+        fields = self.action_fields(hook, step, proposal, lambda text: text.strip().lower())
+        normalized = fields["normalized"]
         return alfworld_ctx(
-            step=step,
-            max_step=self.max_steps,
-            remaining=self.remaining(hook, step),
-            raw=raw,
-            final=final,
-            normalized=normalized,
+            **fields,
             in_admissible=bool(normalized) and normalized in self.admissible,
             observation=self.initial if hook == "on_init" else self.observation,
             admissible=self.admissible,

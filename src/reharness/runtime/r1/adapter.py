@@ -10,6 +10,7 @@ subclass. The adapter never changes the env; the runtime applies effects through
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -154,6 +155,22 @@ class R1Adapter:
 
     def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
         raise NotImplementedError
+
+    def action_fields(
+        self, hook: str, step: int, proposal: Proposal | None, normalize: Callable[[str], str]
+    ) -> dict[str, Any]:
+        """The step and proposed-action arguments of :func:`alfworld_ctx`: only the pre-action and post-step
+        hooks see a proposal (empty strings elsewhere); ``normalize`` is the benchmark's normal form."""
+        acting = hook in ("on_before_action", "on_post_step") and proposal is not None
+        raw, final = (proposal.raw, proposal.final or "") if acting and proposal else ("", "")
+        return {
+            "step": step,
+            "max_step": self.max_steps,
+            "remaining": self.remaining(hook, step),
+            "raw": raw,
+            "final": final,
+            "normalized": normalize(final or raw),
+        }
 
     def remaining(self, hook: str, step: int) -> int:
         if hook == "on_init":

@@ -291,3 +291,29 @@ def test_program_replies_that_fail_the_static_checks_are_resampled(
     assert engineer_for(server).resample_invalid == 0  # hook code: one sample, as Harness-R1
     with pytest.raises(ConfigError, match="resample_invalid"):
         engineer_for(server, resample_invalid=-1)
+
+
+def test_improve_prompts_a_model_engineer_as_its_engineer_flags_say(
+    served: tuple[ChatServer, Scripted], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clumsy import ClumsySolver
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+    from reharness.runtime.agents import SCRIPTED_AGENTS
+
+    server, script = served
+    monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", ClumsySolver)
+    script.requests.clear()
+    result = CliRunner().invoke(app, [
+        "improve", "--env", "household", "--agent", "clumsy", "--engineer", f"llm:openai:x@{server.base_url}",
+        "--engineer-language", "program", "--engineer-max-tokens", "77", "--batch-size", "6", "--k", "2",
+        "--eval-n", "6", "--max-steps", "12", "--out", str(tmp_path), "--json",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    asked = script.requests  # only the engineer talks to this server
+    assert len(asked) == 2 * 9 and all(r.sampling.max_tokens == 77 for r in asked)
+    assert all("<program>" in r.messages[0].content for r in asked)  # the compact program prompt
+    assert json.loads(result.stdout)["accepted"] is False  # the scripted replies hold no program
+    saved = json.loads((tmp_path / "result.json").read_text())["config"]["engineer_options"]
+    assert saved == {"prompt": None, "language": "program", "constrain": None, "max_tokens": 77}

@@ -115,5 +115,5 @@ def reply_funnel_lines(config: R1Config, rows: list) -> list[str]:  # type: igno
 def test_editor_options_are_checked_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(ReharnessError, match="--editor 'nosuch:model': unknown model backend 'nosuch'"):
         R1Config(envs=["household"], editor="nosuch:model")
-    with pytest.raises(ValueError, match="--editor-constrain needs --editor-language program"):
+    with pytest.raises(ConfigError, match="--editor-constrain needs --editor-language program"):
         R1Config(envs=["household"], editor="tiny:household-S", editor_constrain=True)

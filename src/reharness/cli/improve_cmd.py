@@ -114,6 +114,27 @@ def improve(
     ray_actors: RayActors = None,
     device: Device = None,
     gguf_file: GgufFile = None,
+    engineer_prompt: Annotated[
+        str | None,
+        typer.Option(
+            help="Model engineers: full (Harness-R1's prompt) or compact (fits a small context; the only one "
+            "for repair programs). Default: full for hook code."
+        ),
+    ] = None,
+    engineer_language: Annotated[
+        str | None, typer.Option(help="Model engineers: hooks (free hook code, default) or program.")
+    ] = None,
+    engineer_constrain: Annotated[
+        bool | None,
+        typer.Option(
+            "--engineer-constrain/--no-engineer-constrain",
+            help="Model engineers writing programs: decode under the program grammar (in-process models; "
+            "default on for programs).",
+        ),
+    ] = None,
+    engineer_max_tokens: Annotated[
+        int | None, typer.Option(help="Model engineers: reply budget in tokens (default 4096).")
+    ] = None,
 ) -> None:
     """Improve a frozen agent's harness: failures → engineer's patches → paired reruns → accept the best
     (Δ_B > 0, ≤ max regressions) → held-out comparison. Writes patch.json, candidates.json/csv, report.md."""
@@ -138,6 +159,12 @@ def improve(
         prefix_reuse=not no_prefix_reuse,
         retry_errors=retry_errors,
         agent_options=agent_options(agent, device, gguf_file),
+        engineer_options={
+            "prompt": engineer_prompt,
+            "language": engineer_language,
+            "constrain": engineer_constrain,
+            "max_tokens": engineer_max_tokens,
+        },
     )
     if as_json:
         print(json.dumps(result.contract()))

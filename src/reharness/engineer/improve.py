@@ -304,7 +304,11 @@ async def improve(
     loop = _Loop(config, events or Events())
     loop.check_arguments()  # bad splits and sizes fail before any model or engineer is loaded
     own_agent, own_engineer = agent is None, engineer is None
-    loop.engineer = engineer if engineer is not None else make_engineer(config.engineer)
+    loop.engineer = (
+        engineer
+        if engineer is not None
+        else make_engineer(config.engineer, **config.engineer_options.engineer_kwargs())
+    )
     try:
         loop.agent = (
             agent if agent is not None else make_agent(config.agent, notify=notify, **config.agent_options)

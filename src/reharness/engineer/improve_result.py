@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from reharness.core.errors import options_error
+from reharness.core.errors import ConfigError, options_error
+from reharness.engineer.llm import ModelEngineerOptions
 from reharness.measure.paired import PairedResult
 
 
@@ -36,6 +37,25 @@ class ImproveConfig(BaseModel):
     agent_options: dict[str, str] = Field(
         default_factory=dict, description="The target backend's options (--device, --gguf-file)."
     )
+    engineer_options: ModelEngineerOptions = Field(
+        default_factory=ModelEngineerOptions,
+        description="How a model engineer is prompted and decodes (--engineer-prompt, --engineer-language, "
+        "--engineer-constrain, --engineer-max-tokens).",
+    )
+
+    @model_validator(mode="after")
+    def _engineer_options_need_a_model(self) -> ImproveConfig:
+        if self.engineer_options.given:
+            from reharness.engineer.factory import check_engineer_spec
+
+            kind, _ = check_engineer_spec(self.engineer)
+            if kind != "llm":
+                raise ConfigError(
+                    f"--engineer-prompt/-language/-constrain/-max-tokens set how a model engineer is "
+                    f"prompted; --engineer {self.engineer!r} writes its patches without a model",
+                    hint="drop them, or give a model engineer: --engineer llm:BACKEND or hf:PATH",
+                )
+        return self
 
     @classmethod
     def build(cls, **values: Any) -> ImproveConfig:

@@ -29,7 +29,9 @@ ignore it and rely on the resampling.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed
@@ -45,6 +47,54 @@ if TYPE_CHECKING:
 
 #: Resamples of a repair-program reply that fails the static checks (see the module docstring).
 PROGRAM_RESAMPLES = 8
+
+
+class ModelEngineerOptions(BaseModel):
+    """How a model engineer (``llm:…``, ``hf:…``) is prompted and decodes, as chosen on the command line
+    (``improve --engineer-…``, ``experiment r1 --editor-…``); unset fields keep the engineer's defaults.
+
+    ``prompt``: Harness-R1's full prompt or the compact one (the only one a small context fits; a repair
+    program needs it); ``language``: free hook code or a repair program; ``constrain``: decode a program
+    under its grammar (in-process models); ``max_tokens``: the reply budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: Literal["full", "compact"] | None = None
+    language: Literal["hooks", "program"] | None = None
+    constrain: bool | None = None
+    max_tokens: int | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelEngineerOptions:
+        hint = "see `reharness improve --help`"
+        if self.language == "program" and self.prompt == "full":
+            raise ConfigError(
+                "--engineer-language program is asked for by the compact prompt, not --engineer-prompt full",
+                hint=hint,
+            )
+        if self.constrain and self.language != "program":
+            raise ConfigError(
+                "--engineer-constrain needs --engineer-language program (the grammar is the programs')",
+                hint=hint,
+            )
+        return self
+
+    @property
+    def given(self) -> bool:
+        return any(v is not None for v in self.model_dump().values())
+
+    def engineer_kwargs(self) -> dict[str, Any]:
+        """:class:`LLMEngineer` keyword arguments for the fields that are set."""
+        kwargs: dict[str, Any] = {}
+        if self.prompt is not None or self.language is not None:
+            language = self.language or "hooks"
+            kind = self.prompt or ("compact" if language == "program" else "full")
+            kwargs["prompt_style"] = PromptStyle(kind=kind, language=language)
+        if self.constrain is not None:
+            kwargs["constrain"] = self.constrain
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
+        return kwargs
 
 
 class LLMEngineer(Engineer):

@@ -62,18 +62,17 @@ def prompted_editor(config: R1Config, temperature: float) -> Engineer:
     """Harness-R1's prompted editor: ``config.editor`` asked once per packet, at ``temperature``, with
     Harness-R1's full prompt (hook code) or the compact one (repair programs). It is never resampled: the
     row measures what the model writes, parse and validation failures included (scored as no patch)."""
-    from reharness.engineer.compact import PromptStyle
     from reharness.engineer.factory import make_engineer
+    from reharness.engineer.llm import ModelEngineerOptions
 
-    program = config.editor_language == "program"
-    style = PromptStyle(kind="compact", language="program") if program else PromptStyle()
-    return make_engineer(
-        f"llm:{config.editor}",
-        temperature=temperature,
-        max_tokens=config.editor_max_tokens,
-        prompt_style=style,
-        resample_invalid=0,
+    options = ModelEngineerOptions(
+        prompt="compact" if config.editor_language == "program" else "full",
+        language=config.editor_language,
         constrain=config.editor_constrain,
+        max_tokens=config.editor_max_tokens,
+    )
+    return make_engineer(
+        f"llm:{config.editor}", temperature=temperature, resample_invalid=0, **options.engineer_kwargs()
     )
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from reharness.core.errors import options_error
+from reharness.core.errors import ConfigError, options_error
 from reharness.training.data import BATCH_CONCURRENCY
 
 if TYPE_CHECKING:
@@ -157,8 +157,9 @@ class R1Config(BaseModel):
             except ReharnessError as exc:
                 raise type(exc)(f"--editor {self.editor!r}: {exc.message}", hint=exc.hint) from None
         if self.editor_constrain and self.editor_language != "program":
-            raise ValueError(
-                "--editor-constrain needs --editor-language program (the grammar is the repair programs')"
+            raise ConfigError(
+                "--editor-constrain needs --editor-language program (the grammar is the repair programs')",
+                hint="see `reharness experiment r1 --help`",
             )
         return self
 

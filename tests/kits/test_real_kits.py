@@ -20,6 +20,7 @@ from reharness.store.records import EpisodeRecord, StepRecord
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = (
     "twx-twc",
+    "twx-twc-easy",
     "twx-cookingworld",
     "twx-coin",
     "twx-mapreader",

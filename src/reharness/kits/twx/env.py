@@ -223,6 +223,28 @@ class TwcEnv(TwxEnv):
     default_max_steps: ClassVar[int] = 50
 
 
+class TwcEasyEnv(TwcEnv):
+    """TextWorld Commonsense in one room with two objects to put away (TWX's generation parameters
+    ``numLocations=1,numItemsToPutAway=2``): gold paths of about 5 commands instead of about 16, the
+    difficulty a 2-layer tiny agent trained from scratch can partly solve (docs/real-benchmarks.md)."""
+
+    name: ClassVar[str] = "twx-twc-easy"
+    env_id: ClassVar[str] = "reharness/TwxTwcEasy-v0"
+    default_max_steps: ClassVar[int] = 20
+    #: the generation parameters of this variant
+    easy_params: ClassVar[str] = "numLocations=1,numItemsToPutAway=2"
+
+    def __init__(
+        self,
+        split: str = "train",
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+        game_params: str | None = None,
+    ) -> None:
+        params = self.easy_params if game_params is None else game_params
+        super().__init__(split=split, max_steps=max_steps, render_mode=render_mode, game_params=params)
+
+
 class CookingWorldEnv(TwxEnv):
     """CookingWorld: find the recipe and ingredients, prepare and eat the meal."""
 

@@ -4,13 +4,14 @@ entry point (``TWC``, ``COOKINGWORLD``, …)."""
 from reharness.envs.kit import EnvKit
 from reharness.kits.twx.failures import text_game_findings
 from reharness.kits.twx.r1 import TwxAdapter
-from reharness.kits.twx.tiny import TINY
+from reharness.kits.twx.tiny import TINY, TINY_EASY
+from reharness.models.tiny.spec import TinySpec
 
 _HARNESSES = {"base": "reharness.kits.twx:harness.yaml", "valid": "reharness.kits.twx:harness-valid.yaml"}
 _CTX = {"current_location": "str", "inventory": "str"}
 
 
-def _kit(name: str, cls: str, gym_id: str, summary: str) -> EnvKit:
+def _kit(name: str, cls: str, gym_id: str, summary: str, tiny: TinySpec = TINY) -> EnvKit:
     return EnvKit(
         name=name,
         env=f"reharness.kits.twx.env:{cls}",
@@ -20,7 +21,7 @@ def _kit(name: str, cls: str, gym_id: str, summary: str) -> EnvKit:
         detectors=(text_game_findings,),
         ctx_fields=_CTX,
         r1_adapter=TwxAdapter,
-        tiny=TINY,
+        tiny=tiny,
     )
 
 
@@ -29,6 +30,13 @@ TWC = _kit(
     "TwcEnv",
     "reharness/TwxTwc-v0",
     "TextWorldExpress TextWorld Commonsense: put objects where they belong (official seed folds; needs Java)",
+)
+TWC_EASY = _kit(
+    "twx-twc-easy",
+    "TwcEasyEnv",
+    "reharness/TwxTwcEasy-v0",
+    "TextWorldExpress TextWorld Commonsense, one room and two objects to put away (needs Java)",
+    tiny=TINY_EASY,
 )
 COOKINGWORLD = _kit(
     "twx-cookingworld",
@@ -74,5 +82,5 @@ PECKINGORDER = _kit(
 )
 KITS = {
     kit.name: kit
-    for kit in (TWC, COOKINGWORLD, COIN, MAPREADER, ARITHMETIC, SORTING, SIMONSAYS, PECKINGORDER)
+    for kit in (TWC, TWC_EASY, COOKINGWORLD, COIN, MAPREADER, ARITHMETIC, SORTING, SIMONSAYS, PECKINGORDER)
 }

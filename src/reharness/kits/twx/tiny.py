@@ -90,3 +90,21 @@ TINY = TinySpec(
     },
     perturb=perturb,
 )
+
+#: ``twx-twc-easy`` (one room, two objects): demos of about 6 turns and 1,000 tokens fit in 1,536 tokens;
+#: 600 steps of 8 episodes pass about five times over the 1,000 train seeds
+TINY_EASY = TinySpec(
+    recipes={
+        "S": {
+            "steps": 600,
+            "batch_size": 8,
+            "epochs": 4.8,
+            "perturb_prob": 0.15,
+            "repeat_prob": 0.5,
+            "interventions": True,
+            "max_new_tokens": 32,
+            "max_length": 1536,
+        }
+    },
+    perturb=perturb,
+)

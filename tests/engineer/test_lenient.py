@@ -134,3 +134,39 @@ def test_shop_actions_written_in_prose_are_extracted(env: str) -> None:
     patched = episode(env, EnvAgent(prose, name="prose"), patch, step_limit=15)
     assert all("format_error" in s.flags for s in base.steps)
     assert patched.success and not base.success
+
+
+def parrot_household() -> EnvAgent:
+    """A pretrained model's other habit: it echoes the task text (SmolLM2 in the base household harness)
+    unless a message lists commands; then it quotes, in prose, the listed command the expert would take (the
+    first one listed when the expert's is not there)."""
+
+    def reply(env: Any, request: ChatRequest, decision: int) -> str:
+        last = request.messages[-1].content
+        marker = "copied exactly from: "
+        if marker not in last:
+            return request.messages[1].content[:120]  # the echo: no action in it
+        listed = last.split(marker, 1)[1].rstrip(".").split("; ")
+        expert = env.expert_action()
+        pick = expert if expert in listed else listed[0]
+        return f'Sure! Looking at the options,\nI would do "{pick}" next.'
+
+    return EnvAgent(reply, name="parrot")
+
+
+def test_shown_options_give_a_model_that_ignores_the_protocol_names_to_copy() -> None:
+    from reharness.engineer.operators.lenient import ShowOptions
+
+    base = episode("household", parrot_household(), step_limit=10)
+    assert all("format_error" in s.flags and not s.action for s in base.steps)  # it never acts
+    for at_start in (False, True):
+        patch = merge(
+            [(ShowOptions(), {"shown": 24, "at_start": at_start}), (LenientExtract(), {})], "household"
+        )
+        agent = parrot_household()
+        record = episode("household", agent, patch, step_limit=10)
+        listed = ["copied exactly from: " in r.messages[-1].content for r in agent.requests]
+        assert listed[0] is at_start and all(listed[1:])  # after the first unparsed reply, every time
+        acted = [s for s in record.steps if "rewritten" in s.flags and s.action]
+        assert len(acted) >= len(record.steps) - 1  # every reply that saw the list became an action
+        assert record.total_reward >= base.total_reward

@@ -10,11 +10,14 @@ template tokens ("Sure! You should `go to fridge 1`.<|im_end|>"). The runtime ha
   (the WebShop-like kit: a ``search[…]`` / ``click[…]`` written anywhere);
 - :class:`SnapFreeText`: the line most similar to an admissible action (difflib), above a cutoff;
 - :class:`StripTemplateNoise`: a parsed action wrapped in template tokens, quotes, markdown or a trailing
-  full stop is cleaned (a rewrite); an unparsed reply whose cleaned text is one line is taken as the action.
+  full stop is cleaned (a rewrite); an unparsed reply whose cleaned text is one line is taken as the action;
+- :class:`ShowOptions`: before every decision from the first reply that yielded no action on (optionally
+  from the first decision), a message listing commands the agent can use now — a model that was never shown
+  the protocol gets names to copy, which the extraction above then finds in its prose.
 
-They read only ``ctx.action`` and ``ctx.admissible`` (no task field), so they pass the leakage check for any
-packet. They are generic: they apply wherever the env's kit does not leave them out (kits whose raw protocol
-always parses, so that no reply reaches them, leave them out).
+They read only ``ctx.action``, ``ctx.admissible``, the counters and the step (no task field), so they pass the
+leakage check for any packet. They are generic: they apply wherever the env's kit does not leave them out
+(kits whose raw protocol always parses, so that no reply reaches them, leave them out).
 """
 
 from __future__ import annotations
@@ -161,4 +164,42 @@ class StripTemplateNoise(Operator):
         return {"before_action": Fragment("strip_template_noise", code, ("re",))}
 
 
-LENIENT_OPERATORS: tuple[Operator, ...] = (LenientExtract(), StripTemplateNoise(), SnapFreeText())
+SHOW = """
+def show_options(ctx, nb):
+    counters = ctx.get("counters") or {}
+    if (counters.get("format_error_streak") or 0) >= 1 or (<<at_start>> and (ctx.get("step") or 0) == 0):
+        nb["on"] = True  # from the first reply without an action on, before every decision
+    if not nb.get("on"):
+        return None
+    options = [str(a) for a in (ctx.get("admissible") or [])][:<<shown>>]
+    if not options:
+        return None
+    nb["shown"] = nb.get("shown", 0) + 1
+    message = "Reply with one line 'Action: <command>', the command copied exactly from: "
+    return {"message": (message + "; ".join(options) + ".")[:900]}
+"""
+
+
+class ShowOptions(Operator):
+    name = "show_options"
+    summary = "From the first reply with no action on (or from the start), list the commands usable now"
+    codes = ("format_error",)
+    generic = True
+    signals = ("format_errors",)
+    priority = 16
+    ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"shown": (3, 30)}
+
+    def space(self, env: str) -> ParamSpace:
+        return {"shown": (12, 6, 24), "at_start": (True, False)}
+
+    def fragments(self, params: Mapping[str, Any], env: str) -> dict[str, Fragment]:
+        code = fill(SHOW, shown=params["shown"], at_start=params["at_start"])
+        return {"before_decision": Fragment("show_options", code)}
+
+
+LENIENT_OPERATORS: tuple[Operator, ...] = (
+    LenientExtract(),
+    StripTemplateNoise(),
+    SnapFreeText(),
+    ShowOptions(),
+)

@@ -65,12 +65,17 @@ CONTAINS = """        words = re.sub(r"[^\\w\\[\\]\\- ]", " ", (<<CLEAN_LINE>>).
 """
 
 
-class LenientExtract(Operator):
-    name = "lenient_extract"
-    summary = "Take the first line or quoted span of an unparsed reply that names an admissible action"
+class _UnparsedReply(Operator):
+    """What the repairs of replies that yield no action share: the failure they address, generic."""
+
     codes = ("format_error",)
     generic = True
     signals = ("format_errors",)
+
+
+class LenientExtract(_UnparsedReply):
+    name = "lenient_extract"
+    summary = "Take the first line or quoted span of an unparsed reply that names an admissible action"
     priority = 12
 
     def space(self, env: str) -> ParamSpace:
@@ -110,12 +115,9 @@ def snap_free_text(ctx, nb):
 """
 
 
-class SnapFreeText(Operator):
+class SnapFreeText(_UnparsedReply):
     name = "snap_free_text"
     summary = "Rewrite an unparsed reply to the admissible action most similar to one of its lines (difflib)"
-    codes = ("format_error",)
-    generic = True
-    signals = ("format_errors",)
     priority = 25
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"cutoff": (0.3, 0.95)}
 
@@ -180,12 +182,9 @@ def show_options(ctx, nb):
 """
 
 
-class ShowOptions(Operator):
+class ShowOptions(_UnparsedReply):
     name = "show_options"
     summary = "From the first reply with no action on (or from the start), list the commands usable now"
-    codes = ("format_error",)
-    generic = True
-    signals = ("format_errors",)
     priority = 16
     ranges: ClassVar[Mapping[str, tuple[float, float]]] = {"shown": (3, 30)}
 

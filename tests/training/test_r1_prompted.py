@@ -75,6 +75,7 @@ def test_the_prompted_editor_row_measures_the_models_patch(
     assert request.sampling.temperature == config.temperature and request.sampling.max_tokens == 1024
     assert "harness-r1-patch-v1" in request.messages[0].content  # Harness-R1's full prompt (hook code)
     assert prompted["valid"] and prompted["editor"] == spec and prompted["error_code"] is None
+    assert prompted["raw_reply"] is None  # kept only for refused replies
     assert sum(prompted["successes"]) > sum(records["none"]["successes"]) and prompted["rescued"]
     rows, _ = aggregate(config, list(records.values()), methods=("none", "prompted"))
     row = next(r for r in rows if r.method == "prompted")
@@ -98,6 +99,7 @@ def test_an_editor_reply_that_does_not_parse_is_counted_by_code(
     assert len(script.requests) == 1  # a reply that fails the checks is scored, not resampled
     assert prompted["status"] == "invalid" and not prompted["valid"]
     assert prompted["rejected_at"] == "parse" and prompted["error_code"] == "no_patch_tag"
+    assert prompted["raw_reply"] == script.reply  # what the refused reply said, kept for reading
     assert prompted["successes"] == records["none"]["successes"]  # scored as no patch
     rows, _ = aggregate(config, list(records.values()), methods=("none", "prompted"))
     row = next(r for r in rows if r.method == "prompted")

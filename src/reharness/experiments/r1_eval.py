@@ -250,6 +250,8 @@ class Evaluator:
                     "attempts": proposal.meta.get("attempts", 1),
                     "error_code": proposal.error_code,
                     "rejected_at": proposal.meta.get("rejected_at"),
+                    # what a refused reply said (the start and the end), so its failure can be read later
+                    "raw_reply": _ends(proposal.raw_reply) if proposal.error_code else None,
                     "patch": proposal.patch.to_dict() if proposal.patch and result.valid else None,
                 }
             if method == PROMPTED:
@@ -273,6 +275,11 @@ async def _placebo(
         score_degenerate=True,
     )  # fmt: skip
     return [result]
+
+
+def _ends(text: str, keep: int = 600) -> str:
+    """``text``, or its first and last ``keep`` characters when it is longer."""
+    return text if len(text) <= 2 * keep else f"{text[:keep]}\n[…]\n{text[-keep:]}"
 
 
 def patched_successes(base: Baseline, rescued: Iterable[str], broken: Iterable[str]) -> list[float]:

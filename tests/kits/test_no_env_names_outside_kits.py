@@ -1,6 +1,7 @@
 """No module outside a kit names a specific built-in environment: the core asks the kit registry.
 
-The registry's list of built-ins (``envs/registry.py``) is the one exception. What counts as naming one: the
+The registry's list of built-ins (``envs/registry.py``) is the one exception. What counts as naming one: a
+shipped kit's name (the package's ``reharness.kits`` entry points: ``scienceworld``, the twx games, …), the
 words ``household`` / ``shop`` anywhere (code, docstrings, comments), a built-in tiny agent's name
 (``db-S``), a kit's module path, the word ``apps``, a quoted ``"db"`` / ``"apps"`` (or ``db`` in
 backquotes), an ``env == "code"``-style comparison, and ``--env NAME`` in a hint or help text.
@@ -12,11 +13,15 @@ import re
 from pathlib import Path
 
 import reharness
+from reharness.envs.registry import BUILTIN_KITS, entry_point_kits
 
 ROOT = Path(reharness.__file__).parent
 EXCEPTIONS = {ROOT / "envs" / "registry.py"}
 NAMES = "household|shop|db|code|apps"
+#: the kits the package ships besides the built-ins (its entry points: twx-twc, scienceworld, bfcl, …)
+SHIPPED = sorted(set(entry_point_kits()) - set(BUILTIN_KITS), key=len, reverse=True)
 PATTERNS = [
+    re.compile(r"\b(" + "|".join(map(re.escape, SHIPPED)) + r")\b"),
     re.compile(r"\b(household|shop)\b", re.IGNORECASE),
     re.compile(rf"\b({NAMES})-(S|M)\b"),
     re.compile(rf"\bkits\.({NAMES})\b"),
@@ -51,6 +56,8 @@ def test_the_check_sees_a_violation() -> None:
         "tiny:household-S",
         'if env_name == "code":',
         'hint="use --agent gold with --env db --data FILE.jsonl"',
+        "# twx-twc-S: env twx-twc",
     ]
+    assert {"twx-twc", "scienceworld", "bfcl"} <= set(SHIPPED)
     assert all(any(p.search(s) for p in PATTERNS) for s in samples)
     assert not any(p.search('{"type": "add_code_hook", "code": CODE}') for p in PATTERNS)

@@ -26,7 +26,8 @@ from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.core.registry import Registry
 
-_TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_-]*)-(?P<size>[A-Za-z0-9]+)$")  # twx-twc-S: env twx-twc
+#: ``ENV-SIZE``; the environment's name may hold dashes itself (an installed kit's), the size follows the last
+_TINY_NAME = re.compile(r"^(?P<env>[a-z][a-z0-9_-]*)-(?P<size>[A-Za-z0-9]+)$")
 Notify = Callable[[str], None] | None
 
 

@@ -32,18 +32,10 @@ class ScienceWorldAdapter(TextGameAdapter):
     inventory_prefix = "in your inventory"
     invalid_markers = ("no known action matches", "unknown action")
 
-    def reset(self, observation: str, info: dict[str, Any]) -> None:
-        super().reset(observation, info)
-        self._listed = bool(self.admissible)
-
-    def executed(self, action: str, observation: str, info: dict[str, Any]) -> None:
-        super().executed(action, observation, info)
-        self._listed = bool(self.admissible)
-
     def ctx(self, hook: str, step: int, proposal: Proposal | None = None) -> dict[str, Any]:
         valid_actions = getattr(self.env, "valid_actions", None)
-        if not self._listed and callable(valid_actions):
-            self.admissible, self._listed = list(valid_actions()), True
+        if not self.admissible and callable(valid_actions):  # each step's info resets it to the harness's
+            self.admissible = list(valid_actions())
         return super().ctx(hook, step, proposal)
 
     def world(self) -> dict[str, Any]:

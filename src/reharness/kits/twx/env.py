@@ -26,8 +26,8 @@ from reharness.kits.text_games import GoldPathGame
 from reharness.kits.twx.jvm import FOLDS, TwxBackend
 
 _LOCATION = re.compile(r"You are in the ([^.]+)\.")
-#: Valid commands that only read the state (the game's own; they never change it).
-READ_ONLY = frozenset({"look around", "inventory"})
+#: Valid commands that only read the state (the game's own; they never change it), in a fixed order.
+READ_ONLY = ("look around", "inventory")
 
 
 def _normalise(action: str, valid: list[str]) -> str:
@@ -43,6 +43,8 @@ class TwxEnv(GoldPathGame, TextEnv):
     """A TextWorldExpress game (subclasses fix ``game``; ``game_params`` is TWX's generation string)."""
 
     game: ClassVar[str] = ""
+    #: TWX's generation parameters when none are given ("": the game's defaults)
+    default_params: ClassVar[str] = ""
     version: ClassVar[int] = 0
     split_size: ClassVar[int] = 1000
     #: Episodes play only admissible actions when an operator forces one (as in ALFWorld).
@@ -53,10 +55,10 @@ class TwxEnv(GoldPathGame, TextEnv):
         split: str = "train",
         max_steps: int | None = None,
         render_mode: str | None = None,
-        game_params: str = "",
+        game_params: str | None = None,
     ) -> None:
         super().__init__(split=split, max_steps=max_steps, render_mode=render_mode)
-        self.game_params = str(game_params)
+        self.game_params = self.default_params if game_params is None else str(game_params)
         self._backend: TwxBackend | None = None
         self._backend_or_raise()  # a missing package or Java fails here, with the install command
         self._valid: list[str] = []
@@ -231,18 +233,7 @@ class TwcEasyEnv(TwcEnv):
     name: ClassVar[str] = "twx-twc-easy"
     env_id: ClassVar[str] = "reharness/TwxTwcEasy-v0"
     default_max_steps: ClassVar[int] = 20
-    #: the generation parameters of this variant
-    easy_params: ClassVar[str] = "numLocations=1,numItemsToPutAway=2"
-
-    def __init__(
-        self,
-        split: str = "train",
-        max_steps: int | None = None,
-        render_mode: str | None = None,
-        game_params: str | None = None,
-    ) -> None:
-        params = self.easy_params if game_params is None else game_params
-        super().__init__(split=split, max_steps=max_steps, render_mode=render_mode, game_params=params)
+    default_params: ClassVar[str] = "numLocations=1,numItemsToPutAway=2"
 
 
 class CookingWorldEnv(TwxEnv):

@@ -20,9 +20,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from reharness.kits.twx.env import READ_ONLY
 from reharness.models.tiny.spec import TinySpec
 
-_LOOKS = ("look around", "inventory")
 _VERBS = ("take", "put", "open", "close", "move", "cook", "slice", "chop", "dice", "eat", "read", "drop")
 
 
@@ -40,7 +40,7 @@ def _objects(gold: list[str]) -> list[str]:
     return names
 
 
-def _later(env: Any, gold: list[str], expert: str, valid: set[str], rng: random.Random) -> str | None:
+def _later(gold: list[str], expert: str, valid: set[str], rng: random.Random) -> str | None:
     """A gold action from later in the path that is not valid yet."""
     ahead = [a for a in gold[gold.index(expert) + 1 :] if a not in valid] if expert in gold else []
     return rng.choice(ahead) if ahead else None
@@ -48,8 +48,9 @@ def _later(env: Any, gold: list[str], expert: str, valid: set[str], rng: random.
 
 def _near_miss(gold: list[str], expert: str, valid: set[str], rng: random.Random) -> str | None:
     """The expert's command with one object name swapped for another object of the game (invalid only)."""
-    names = [n for n in _objects(gold) if n in expert]
-    others = [n for n in _objects(gold) if n not in expert]
+    objects = _objects(gold)
+    names = [n for n in objects if n in expert]
+    others = [n for n in objects if n not in expert]
     if not names or not others:
         return None
     wrong = expert.replace(rng.choice(names), rng.choice(others), 1)
@@ -63,48 +64,32 @@ def perturb(env: Any, rng: random.Random) -> str | None:
     valid = set(env.admissible_actions() or ())
     draw = rng.random()
     if draw < 0.4:
-        action = _later(env, gold, expert, valid, rng)
+        action = _later(gold, expert, valid, rng)
     elif draw < 0.75:
         action = _near_miss(gold, expert, valid, rng)
     else:
-        action = rng.choice(_LOOKS)
-    if action is None or (action in valid and action not in _LOOKS):
+        action = rng.choice(READ_ONLY)
+    if action is None or (action in valid and action not in READ_ONLY):
         return None
     return action
 
 
-TINY = TinySpec(
-    recipes={
-        # all 1,000 train seeds, 1.6 passes, 4 episodes a step (a demo is ~1,800 tokens, three times a
-        # household one): see docs/real-benchmarks.md
-        "S": {
-            "steps": 400,
-            "batch_size": 4,
-            "epochs": 1.6,
-            "perturb_prob": 0.15,
-            "repeat_prob": 0.5,
-            "interventions": True,
-            "max_new_tokens": 32,
-            "max_length": 2048,
-        }
-    },
-    perturb=perturb,
-)
+#: the S recipe of the default twc (all 1,000 train seeds, 1.6 passes, 4 episodes a step: a demo is ~1,800
+#: tokens, three times a household one; see docs/real-benchmarks.md)
+_S = {
+    "steps": 400,
+    "batch_size": 4,
+    "epochs": 1.6,
+    "perturb_prob": 0.15,
+    "repeat_prob": 0.5,
+    "interventions": True,
+    "max_new_tokens": 32,
+    "max_length": 2048,
+}
+TINY = TinySpec(recipes={"S": _S}, perturb=perturb)
 
 #: ``twx-twc-easy`` (one room, two objects): demos of about 6 turns and 1,000 tokens fit in 1,536 tokens;
 #: 600 steps of 8 episodes pass about five times over the 1,000 train seeds
 TINY_EASY = TinySpec(
-    recipes={
-        "S": {
-            "steps": 600,
-            "batch_size": 8,
-            "epochs": 4.8,
-            "perturb_prob": 0.15,
-            "repeat_prob": 0.5,
-            "interventions": True,
-            "max_new_tokens": 32,
-            "max_length": 1536,
-        }
-    },
-    perturb=perturb,
+    recipes={"S": _S | {"steps": 600, "batch_size": 8, "epochs": 4.8, "max_length": 1536}}, perturb=perturb
 )

@@ -176,3 +176,23 @@ def test_harness_r1_ctx_follows_alfworlds_shape(env: TwxEnv) -> None:
     assert ctx["state"]["repeated_action_count"] == 0 and ctx["history"]["last_actions"] == ["fly away"] * 2
     if env.game != "cookingworld":  # twc and coin name the room in their text ("You are in the kitchen.")
         assert ctx["world"]["current_location"]
+
+
+def test_the_easy_commonsense_game_is_one_room_with_two_objects(need_twx: None) -> None:
+    env = make_env("twx-twc-easy", split="test")
+    try:
+        assert check_env(env) == [] and env.max_steps == 20
+        task = env.generate_task("test", 0)
+        assert task.state["params"] == "numLocations=1,numItemsToPutAway=2"  # the variant's own parameters
+        env.reset(options={"task": 0})
+        gold = env.gold_path()
+        assert len(gold) <= 6 and not any(a.startswith("move ") for a in gold)  # one room: no move
+        assert sum(a.startswith("put ") for a in gold) == 2  # two objects put away
+        assert play_solver(env, 0)["success"]
+    finally:
+        env.close()
+    default = make_env("twx-twc-easy", split="test", game_params="")  # given parameters win
+    try:
+        assert default.game_params == ""
+    finally:
+        default.close()

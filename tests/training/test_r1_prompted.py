@@ -14,7 +14,7 @@ from targets import ClumsySolver
 from reharness.core.errors import ConfigError, ReharnessError
 from reharness.core.types import ChatRequest
 from reharness.engineer import OperatorEngineer
-from reharness.experiments.r1 import Evaluator, R1Config, aggregate
+from reharness.experiments.r1 import Evaluator, R1Config, R1Result, aggregate
 from reharness.experiments.r1_report import reply_funnel
 from reharness.models.server import ChatServer, ServerThread
 from reharness.runtime import FunctionAgent
@@ -104,14 +104,9 @@ def test_an_editor_reply_that_does_not_parse_is_counted_by_code(
     rows, _ = aggregate(config, list(records.values()), methods=("none", "prompted"))
     row = next(r for r in rows if r.method == "prompted")
     assert (row.parse_failures, row.validation_failures, row.error_codes) == (1, 0, {"no_patch_tag": 1})
-    line = next(x for x in reply_funnel_lines(config, rows) if x.startswith("| prompted |"))
+    report = reply_funnel(R1Result(config=config, rows=rows, average={}))
+    line = next(x for x in report if x.startswith("| prompted |"))
     assert "| 1 | 0 | 0 | 0 | – | no_patch_tag 1 |" in line
-
-
-def reply_funnel_lines(config: R1Config, rows: list) -> list[str]:  # type: ignore[type-arg]
-    from reharness.experiments.r1 import R1Result
-
-    return reply_funnel(R1Result(config=config, rows=rows, average={}))
 
 
 def test_editor_options_are_checked_before_any_work(tmp_path: Path) -> None:

@@ -268,12 +268,12 @@ def all_kits(load: bool = True) -> list[KitInfo]:
     return rows
 
 
-# ---------------------------------------------------------------------------------------------- compat
 def data_loading_kits() -> list[str]:
     """The built-in kits whose ``--data`` loader reads real task files (for hints that name where to go)."""
     return [name for name in BUILTIN_KITS if get_kit(name).data_loader is not None]
 
 
+# ---------------------------------------------------------------------------------------------- compat
 def resolve_env_name(name: str) -> EnvKit:
     """The kit of ``name`` (kept for callers that read ``.name``; same as :func:`get_kit`)."""
     return get_kit(name)

@@ -24,21 +24,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reharness.experiments.r1_compare import pooled, table
+from reharness.experiments.r1_compare import load_run, mean_success, pooled, table
 
 #: the engineers compared before and after (those measured in both sets)
 ENGINEERS: tuple[str, ...] = ("operators", "sft", "grpo", "prompted", "self-refine")
 BEFORE, AFTER = "before", "after"
-
-
-def _records(out: Path) -> list[dict[str, Any]]:
-    from reharness.core.jsonl import read_jsonl
-
-    return list(read_jsonl(out / "eval.jsonl"))
-
-
-def _envs(out: Path) -> list[str]:
-    return list(json.loads((out / "r1_config.json").read_text(encoding="utf-8"))["envs"])
 
 
 def merge(before: list[dict[str, Any]], after: list[dict[str, Any]], envs: list[str]) -> list[dict[str, Any]]:
@@ -79,18 +69,13 @@ def coevolution(before: list[Path], after: list[Path], seed: int = 0) -> dict[st
     """Success per (method, env) before and after (mean over the runs) and the pooled paired comparisons."""
     if not before or len(before) != len(after):
         raise ValueError("give as many --after runs as --before runs (run i of each is one training seed)")
-    envs = [env for env in _envs(after[0]) if env in _envs(before[0])]
+    loaded = [(load_run(b), load_run(a)) for b, a in zip(before, after, strict=True)]
+    envs = [env for env in loaded[0][1][0] if env in loaded[0][0][0]]
     if not envs:
         raise ValueError("the before and after runs share no environment")
-    runs = [merge(_records(b), _records(a), envs) for b, a in zip(before, after, strict=True)]
+    runs = [merge(b[1], a[1], envs) for b, a in loaded]
     methods = set.intersection(*({r["method"] for r in records} for records in runs))
-    success: dict[str, dict[str, float]] = {}
-    for method in sorted(methods):
-        success[method] = {}
-        for env in envs:
-            values = [v for records in runs for r in records if r["method"] == method and r["env"] == env
-                      for v in r["successes"]]  # fmt: skip
-            success[method][env] = round(sum(values) / max(1, len(values)), 6)
+    success = {m: {env: round(mean_success(runs, m, env), 6) for env in envs} for m in sorted(methods)}
     return {
         "envs": envs,
         "success": success,

@@ -127,14 +127,26 @@ def pooled(
     return out
 
 
+def load_run(out: Path) -> tuple[list[str], list[dict[str, Any]]]:
+    """The environments (``r1_config.json``) and the evaluation records (``eval.jsonl``) of a stored run."""
+    from reharness.core.jsonl import read_jsonl
+
+    config = json.loads((out / "r1_config.json").read_text(encoding="utf-8"))
+    return list(config["envs"]), list(read_jsonl(out / "eval.jsonl"))
+
+
+def mean_success(runs: list[list[dict[str, Any]]], method: str, env: str) -> float:
+    """The success rate of ``method`` on ``env`` over every task of every run."""
+    values = [v for records in runs for r in records if r["method"] == method and r["env"] == env
+              for v in r["successes"]]  # fmt: skip
+    return sum(values) / max(1, len(values))
+
+
 def summary(outs: list[Path]) -> list[str]:
     """The Markdown of several runs: success per method and environment (mean over the runs), then the
     pooled paired comparisons."""
-    from reharness.core.jsonl import read_jsonl
-
-    config = json.loads((outs[0] / "r1_config.json").read_text(encoding="utf-8"))
-    envs: list[str] = config["envs"]
-    runs = [list(read_jsonl(out / "eval.jsonl")) for out in outs]
+    envs = load_run(outs[0])[0]
+    runs = [load_run(out)[1] for out in outs]
     methods = list(dict.fromkeys(r["method"] for r in runs[0]))
     lines = [
         f"Runs: {', '.join(str(o) for o in outs)}",
@@ -143,11 +155,7 @@ def summary(outs: list[Path]) -> list[str]:
     ]
     lines.append("|---|" + "---|" * (len(envs) + 1))
     for method in methods:
-        cells = []
-        for env in envs:
-            values = [v for records in runs for r in records if r["method"] == method and r["env"] == env
-                      for v in r["successes"]]  # fmt: skip
-            cells.append(sum(values) / max(1, len(values)))
+        cells = [mean_success(runs, method, env) for env in envs]
         row = " | ".join(f"{100 * c:.1f}" for c in cells)
         lines.append(f"| {method} | {row} | {100 * sum(cells) / len(cells):.1f} |")
     return [*lines, "", *table(pooled(runs, envs, seed=0))]

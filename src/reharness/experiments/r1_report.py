@@ -7,6 +7,7 @@ tables (the numbers never depend on matplotlib).
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -231,13 +232,10 @@ def reply_funnel(result: R1Result) -> list[str]:
         if method == "none":
             continue
         mine = [r for r in result.rows if r.method == method]
-        codes: dict[str, int] = {}
-        for row in mine:
-            for code, count in row.error_codes.items():
-                codes[code] = codes.get(code, 0) + count
+        codes = sum((Counter(row.error_codes) for row in mine), Counter[str]())
         tasks, net = sum(r.valid_tasks for r in mine), sum(r.valid_net for r in mine)
         delta = f"{100 * net / tasks:+.1f}" if tasks else "–"
-        listed = ", ".join(f"{c} {n}" for c, n in sorted(codes.items(), key=lambda kv: -kv[1])) or "–"
+        listed = ", ".join(f"{c} {n}" for c, n in codes.most_common()) or "–"
         lines.append(
             f"| {method} | {sum(r.batches for r in mine)} | {sum(r.parse_failures for r in mine)} | "
             f"{sum(r.validation_failures for r in mine)} | {sum(r.degenerate for r in mine)} | "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -292,15 +293,15 @@ def _engineer_info(path: Path) -> dict[str, Any]:
 def _reply_funnel(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Parse / validation / degenerate counts, error codes and the valid patches' net flips of one row's
     records (``rejected_at`` is recorded since the prompted-editor row; older records count as validation)."""
-    codes: dict[str, int] = {}
+    from reharness.engineer.base import PARSE
+
+    codes: Counter[str] = Counter()
     stages = ("parse_failures", "validation_failures", "degenerate", "valid_tasks", "valid_net")
     funnel = dict.fromkeys(stages, 0)
     for r in records:
         if r["status"] == "invalid":
-            stage = "parse_failures" if r.get("rejected_at") == "parse" else "validation_failures"
-            funnel[stage] += 1
-            code = r.get("error_code") or "invalid"
-            codes[code] = codes.get(code, 0) + 1
+            funnel["parse_failures" if r.get("rejected_at") == PARSE else "validation_failures"] += 1
+            codes[r.get("error_code") or "invalid"] += 1
         elif r["status"] == "degenerate":
             funnel["degenerate"] += 1
         if r["valid"]:

@@ -49,6 +49,29 @@ def test_gold_path_solver_wins(env: TwxEnv) -> None:
         assert env.gold_path_left_at is None
 
 
+def test_a_game_has_one_gold_path_in_every_jvm(env: TwxEnv) -> None:
+    """The JAR draws twc's and coin's gold walks from an unseeded Random (one twc game gave 13 to 28
+    commands); ours are seeded by the game seed, so a second JVM and a second episode get the same path --
+    and CookingWorld's, which the JAR already seeds so, are the JAR's own."""
+    other = make_env(env.name, split="test")
+    try:
+        for index in range(4):
+            env.reset(options={"task": index})
+            path = env.gold_path()
+            other.reset(options={"task": index})
+            assert other.gold_path() == path
+            env.reset(options={"task": index})
+            assert env.gold_path() == path
+        if env.game == "cookingworld":
+            backend = env._backend_or_raise()
+            seed = int(env.task.state["seed"])  # type: ignore[union-attr]
+            backend.new_game(seed, "test", True)
+            official = [str(a) for a in backend.server.getGoldActionSequence()]
+            assert official[official[:1] == ["look around"] :] == env.gold_path()
+    finally:
+        other.close()
+
+
 def test_bad_action_is_invalid_and_harmless(env: TwxEnv) -> None:
     obs, info = env.reset(options={"task": 0})
     assert "look around" in info["admissible_actions"]

@@ -5,6 +5,15 @@ through py4j) and talks to its ``PythonInterface`` directly: a new game is ``gen
 millisecond), a step is ``stepJSON``. The official fold seeds come from the JAR (``getSeedsTrain`` / ``Dev`` /
 ``Test``) and are cached per process, as are the games' task descriptions (the same sentence for every seed
 of twc, cookingworld and coin; per seed for mapreader, arithmetic, sorting).
+
+Gold paths: the JAR's own (``generateNewGame(..., generateGoldPath=true)``) are random walks drawn from an
+*unseeded* ``scala.util.Random`` for every game but CookingWorld, so the same game got a different gold path
+in every call (one twc game: 13 to 28 commands) and the solver's trajectories differed between processes.
+:meth:`TwxBackend.gold_actions` runs the same gold agents the JAR runs, on a fresh copy of the game, with the
+walk seeded by the game seed -- what the JAR already does for CookingWorld,
+whose gold paths are therefore unchanged -- so a game has one gold path everywhere. Copies of a game can
+share objects (the walk on a sorting game moves the live game's objects), so the caller rebuilds its game
+afterwards.
 """
 
 from __future__ import annotations
@@ -23,6 +32,19 @@ FOLDS = {"train": "train", "valid": "dev", "test": "test"}
 _CACHE_LOCK = threading.Lock()
 _SEEDS: dict[tuple[str, str, str], list[int]] = {}
 _DESCRIPTIONS: dict[tuple[str, str, str, int], str] = {}
+#: TWX game -> the JAR's gold agent for it (``textworldexpress.goldagent``).
+GOLD_AGENTS = {
+    "twc": "TWCGoldAgent",
+    "cookingworld": "CookingWorldGoldAgent",
+    "coin": "CoinGoldAgent",
+    "mapreader": "MapReaderGoldAgent",
+    "arithmetic": "ArithmeticGoldAgent",
+    "sorting": "SortingGoldAgent",
+    "simonsays": "SimonSaysGoldAgent",
+    "peckingorder": "PeckingOrderGoldAgent",
+}
+#: As the JAR: a gold agent that fails (a walk that gave up) is tried again on a fresh game, this many times.
+GOLD_ATTEMPTS = 50
 
 
 class TwxBackend:
@@ -75,8 +97,21 @@ class TwxBackend:
     def new_game(self, seed: int, fold: str, gold: bool) -> dict[str, Any]:
         return dict(json.loads(self.server.generateNewGameJSON(seed, fold, gold)))
 
-    def gold_actions(self) -> list[str]:
-        return [str(a) for a in self.server.getGoldActionSequence()]
+    def gold_actions(self, seed: int, fold: str) -> list[str]:
+        """Game ``seed``'s gold action sequence, the same in every call and process (see the module)."""
+        jvm = self._env._gateway.jvm
+        agent_class = getattr(jvm.textworldexpress.goldagent, GOLD_AGENTS[self.game])
+        generator = self.server.gameGenerator()
+        walk = jvm.scala.util.Random(seed)
+        for _ in range(GOLD_ATTEMPTS):
+            found = agent_class(generator.mkGame(seed, fold)).mkGoldPath(walk)
+            if found._1:
+                return [str(a) for a in found._2]
+        raise EnvError(
+            f"TextWorldExpress {self.game}: no gold path for seed {seed} of fold {fold!r} "
+            f"in {GOLD_ATTEMPTS} attempts",
+            hint="this game cannot be played by the solver; use another task",
+        )
 
     def step(self, action: str) -> dict[str, Any]:
         return dict(json.loads(self.server.stepJSON(action)))

@@ -77,7 +77,7 @@ def train(
     ] = False,
 ) -> None:
     """Train a tiny agent on the CPU (demos → tokenizer → model → TRL SFT), from scratch or, with --init,
-    further from an existing one."""
+    further from an existing one. Interrupted, the same command resumes where it stopped (OUT.training/)."""
     from reharness.envs.registry import resolve_env_name
     from reharness.models.tiny.config import recipe_for
     from reharness.models.tiny.registry import cache_dir
@@ -115,6 +115,14 @@ def train(
             if phase == "demos":
                 bar.update(task, description=f"{env_name}-{size}: rendering {total} demos")
                 return
+            if phase == "discarded":
+                bar.console.print(
+                    f"note: {target}.training held an interrupted training of another configuration "
+                    "(recipe, seed or --init); discarded, starting over"
+                )
+                return
+            if phase == "resume":
+                bar.console.print(f"resuming the interrupted training at step {step} of {total}")
             info = (
                 f"loss {metrics['loss']:.3f} lr {metrics.get('learning_rate', 0):.2e}"
                 if "loss" in metrics

@@ -15,7 +15,6 @@ import json
 import platform
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,8 +26,12 @@ from reharness.models.tiny.config import Recipe
 from reharness.training.tiny.demos import render_demos
 from reharness.training.tiny.interventions import InterventionRates
 from reharness.training.tiny.warmup import ProgressFn, copy_warmup, vocabulary_ids
+from reharness.training.tiny.workdir import TrainingWorkDir
 
 PROVENANCE = "provenance.json"
+#: Resumable checkpoints per training (``recipe.steps // CHECKPOINTS`` steps apart): a tiny agent's is a few
+#: MB, and an interruption loses at most this share of the steps.
+CHECKPOINTS = 20
 
 
 @dataclass(frozen=True)
@@ -159,10 +162,12 @@ def make_trainer(
     output_dir: str | Path,
     progress: ProgressFn | None = None,
     model: Any = None,
+    save_every: int | None = None,
 ) -> Any:
     """TRL ``SFTTrainer`` on pre-tokenised episodes (``input_ids``, ``assistant_masks``).
 
-    ``model`` defaults to a fresh model from :func:`build_model`.
+    ``model`` defaults to a fresh model from :func:`build_model`. ``save_every``: write a resumable
+    checkpoint into ``output_dir`` every so many steps (the last two are kept); None saves nothing.
     """
     from trl import SFTConfig, SFTTrainer
 
@@ -188,7 +193,9 @@ def make_trainer(
         seed=seed,
         data_seed=seed,
         logging_steps=max(1, recipe.steps // 20),
-        save_strategy="no",
+        save_strategy="steps" if save_every else "no",
+        save_steps=save_every or 500,
+        save_total_limit=2,
         report_to=[],
         disable_tqdm=progress is not None,
         dataloader_num_workers=0,
@@ -221,6 +228,10 @@ def train_agent(
 ) -> TrainResult:
     """Train ``recipe`` with ``seed`` into the HF model directory ``out`` (replaced if it exists).
 
+    Interrupted, a rerun with the same recipe, seed and ``init`` resumes from ``out``'s working directory
+    (:mod:`.workdir`): the demos, tokenizer and warm-up are not redone and the SFT goes on from its last
+    checkpoint; the provenance records ``resumed_at_step``.
+
     ``init``: a tiny agent's model directory to continue from — its tokenizer and weights are kept and the
     copy warm-up is skipped; its shape must be the recipe's (checked before any work)."""
     import torch
@@ -232,28 +243,45 @@ def train_agent(
         torch.set_num_threads(threads)
     started = time.perf_counter()
     out = Path(out)
-    base_tokenizer = AutoTokenizer.from_pretrained(str(init)) if init else None
-    tokenizer, dataset, data_stats = build_dataset(recipe, seed, progress, tokenizer=base_tokenizer)
-    if init:
-        model = AutoModelForCausalLM.from_pretrained(str(init), dtype=torch.float32)
+    work = TrainingWorkDir(out, _fingerprint(recipe, seed, init)).open()
+    if work.discarded and progress:
+        progress("discarded", 0, 0, {})
+    stored = work.load_data()
+    if stored is None:
+        base_tokenizer = AutoTokenizer.from_pretrained(str(init)) if init else None
+        tokenizer, dataset, data_stats = build_dataset(recipe, seed, progress, tokenizer=base_tokenizer)
+        work.save_data(tokenizer, dataset, data_stats)
     else:
-        model = build_model(recipe, len(tokenizer), tokenizer, seed)
+        tokenizer, dataset, data_stats = stored
+    warmed = work.load_warmed()
+    if warmed is not None:
+        model, warmup = warmed
+    else:
+        if init:
+            model = AutoModelForCausalLM.from_pretrained(str(init), dtype=torch.float32)
+        else:
+            model = build_model(recipe, len(tokenizer), tokenizer, seed)
+        report = None
+        if recipe.copy_warmup_steps and not init:
+            report = copy_warmup(
+                model,
+                vocabulary_ids(tokenizer),
+                recipe.copy_warmup_steps,
+                recipe.copy_warmup_lr,
+                seed,
+                progress=progress,
+                target_accuracy=recipe.copy_warmup_target,
+            )
+        work.save_warmed(model, report)
+        warmup = None if report is None else asdict(report)
     params = sum(p.numel() for p in model.parameters())
-    warmup = None
-    if recipe.copy_warmup_steps and not init:
-        warmup = copy_warmup(
-            model,
-            vocabulary_ids(tokenizer),
-            recipe.copy_warmup_steps,
-            recipe.copy_warmup_lr,
-            seed,
-            progress=progress,
-            target_accuracy=recipe.copy_warmup_target,
-        )
-    with tempfile.TemporaryDirectory() as scratch:
-        trainer = make_trainer(recipe, dataset, tokenizer, seed, scratch, progress, model=model)
-        trainer.train()
-        losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    resume = work.last_checkpoint()
+    if resume is not None and progress:
+        progress("resume", _checkpoint_step(resume) or 0, recipe.steps, {})
+    save_every = max(1, recipe.steps // CHECKPOINTS)
+    trainer = make_trainer(recipe, dataset, tokenizer, seed, work.checkpoints, progress, model, save_every)
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     model = trainer.model.eval()
     train_seconds = time.perf_counter() - started
     if out.exists():
@@ -283,11 +311,26 @@ def train_agent(
         "torch_threads": torch.get_num_threads(),
         "final_loss": losses[-1] if losses else None,
         "loss_curve": [round(v, 4) for v in losses],
-        "copy_warmup": None if warmup is None else asdict(warmup),
+        "copy_warmup": warmup,
+        "resumed_at_step": _checkpoint_step(resume),
         "machine": platform.machine(),
     }
     (out / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    work.remove()
     return TrainResult(path=out, params=params, train_seconds=train_seconds, provenance=provenance)
+
+
+def _fingerprint(recipe: Recipe, seed: int, init: str | Path | None) -> dict[str, Any]:
+    """What makes two trainings the same run (a resumed one must be the one that was interrupted)."""
+    return {
+        "recipe": recipe.model_dump(mode="json"),
+        "seed": seed,
+        "init": None if init is None else _init_record(Path(init))["weights_sha256"],
+    }
+
+
+def _checkpoint_step(checkpoint: Path | None) -> int | None:
+    return None if checkpoint is None else int(checkpoint.name.rsplit("-", 1)[1])
 
 
 def _check_init_shape(path: Path, recipe: Recipe) -> None:

@@ -3,6 +3,7 @@
 from reharness.envs.kit import EnvKit
 from reharness.kits.bfcl.failures import bfcl_findings
 from reharness.kits.bfcl.operators import OPERATORS
+from reharness.kits.bfcl.r1 import BfclAdapter
 
 KIT = EnvKit(
     name="bfcl",
@@ -13,4 +14,5 @@ KIT = EnvKit(
     detectors=(bfcl_findings,),
     operators=OPERATORS,
     ctx_fields={"turn": "int", "turns": "int", "current_directory": "str"},
+    r1_adapter=BfclAdapter,
 )

@@ -15,6 +15,7 @@ import pytest
 from reharness.core.errors import ConfigError, UnknownNameError
 from reharness.core.types import ChatRequest, Message, SamplingParams
 from reharness.envs.registry import make_env
+from reharness.models.hf_backend import agent_defaults
 from reharness.models.pretrained import (
     PRETRAINED,
     check_gguf_file,
@@ -27,6 +28,7 @@ from reharness.models.registry import check_spec
 from reharness.runtime import Harness
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.reply_end import reply_complete
+from reharness.training.policy_train import policy_model_dir
 
 
 def _wheel_gguf() -> Path | None:
@@ -104,6 +106,9 @@ def test_one_episode_through_the_transformers_engine(tmp_path: Path, monkeypatch
     assert len(converted) == 1 and (converted[0] / "config.json").is_file()
     assert "quantization_config" not in (converted[0] / "config.json").read_text()  # plain float32 weights
     assert "<|im_start|>" in agent.tokenizer.chat_template  # the template the GGUF file carries
+    # the directory says how it decodes, so hf:DIR and a policy trained from it end replies at the action
+    assert agent_defaults(converted[0]) == {"end_at_action": True} and agent.end_at_action
+    assert policy_model_dir("pretrained:smollm2-135m@hf-bf16") == converted[0]  # trainable, converted once
     _ends_at_the_action(lambda request: agent.generate_batch([request])[0])
     record = _one_episode(agent)
     assert record.policy_id == "pretrained:smollm2-135m@hf"

@@ -280,3 +280,35 @@ def test_each_step_is_generated_once_whatever_the_loss(loss_type: str, tmp_path:
     lines = metrics(tmp_path / "r")
     assert summary["rollouts"] == 2 * 2 * 2 and [line["step"] for line in lines] == [1, 2]
     assert all(line["costs"]["episodes"] == {"h0": 4} for line in lines)
+
+
+def test_a_start_policys_decoding_defaults_reach_its_rollouts_and_the_trained_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model directory that declares ``end_at_action`` (a converted pretrained model does) is trained with
+    replies ending at the action, and its trained ``model/`` declares the same, so ``hf:OUT/model`` decodes
+    as the start policy did; a directory without the file trains and saves without it."""
+    from reharness.models.hf_backend import AGENT_DEFAULTS, HFBackend, agent_defaults
+    from reharness.models.registry import resolve_tiny
+    from reharness.training.policy_grpo import _trainer_class
+
+    start = tmp_path / "start"
+    shutil.copytree(resolve_tiny("household-S"), start)
+    (start / AGENT_DEFAULTS).write_text('{"end_at_action": true}')
+    ends: list[bool] = []
+
+    class Observing(_trainer_class()):  # type: ignore[misc]
+        def _generate_and_score_completions(self, inputs: Any) -> Any:
+            ends.append(self.session.backend.end_at_action)
+            return super()._generate_and_score_completions(inputs)
+
+    monkeypatch.setattr("reharness.training.policy_train._trainer_class", lambda: Observing)
+    micro = dict(MICRO, agent=f"hf:{start}")
+    summary = train_policy(PolicyTrainConfig(**micro, rescue="none", steps=1, out=str(tmp_path / "a")))
+    assert ends and all(ends)
+    assert agent_defaults(summary["path"]) == {"end_at_action": True}
+    assert HFBackend(summary["path"], max_batch_size=1).end_at_action
+    (start / AGENT_DEFAULTS).unlink()
+    plain = train_policy(PolicyTrainConfig(**micro, rescue="none", steps=1, out=str(tmp_path / "b")))
+    assert ends[-1] is False and agent_defaults(plain["path"]) == {}
+    assert not HFBackend(plain["path"], max_batch_size=1).end_at_action

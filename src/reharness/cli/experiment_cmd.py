@@ -225,7 +225,11 @@ def s(
         Path, typer.Option(callback=output_dir, help="Output directory (ENV/METHOD/, runs, report.md).")
     ] = Path("s"),
     agent: Annotated[
-        str, typer.Option(help="Starting policy: tiny:NAME or hf:DIR; {env} is replaced per environment.")
+        str,
+        typer.Option(
+            help="Starting policy: tiny:NAME, hf:DIR, hf:FILE.gguf or pretrained:NAME; {env} is replaced "
+            "per environment."
+        ),
     ] = "tiny:{env}-S",
     pool: Annotated[
         str | None,

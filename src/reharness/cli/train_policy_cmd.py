@@ -129,7 +129,9 @@ def policy_command(
             help="Environment: a kit name (`reharness envs` lists them), gym:ID or module.path:attribute."
         ),
     ],
-    agent: Annotated[str, typer.Option(help="Starting policy: tiny:NAME or hf:DIR.")] = "tiny:{env}-S",
+    agent: Annotated[
+        str, typer.Option(help="Starting policy: tiny:NAME, hf:DIR, hf:FILE.gguf or pretrained:NAME.")
+    ] = "tiny:{env}-S",
     pool: Annotated[
         Path | None,
         typer.Option(help="Frozen sibling pool directory (needed by router, random and placebo)."),
@@ -183,17 +185,13 @@ def policy_command(
     policy under a sibling harness (Harness-S rescue) or by the baselines (random sibling, H0 resampling,
     none). Deploy the result in H0: --agent hf:OUT/model."""
     from reharness.envs.registry import resolve_env_name
-    from reharness.training.policy_config import PolicyTrainConfig
+    from reharness.training.policy_config import PolicyTrainConfig, check_trainable
 
     check_executor_options(executor, ray_address, ray_actors)  # a dry run too
     env_name = resolve_env_name(env).name
     agent = agent.replace("{env}", env_name)
     check_specs([env_name], agents=[agent])
-    if not agent.startswith(("tiny:", "hf:")):
-        raise ConfigError(
-            f"--agent {agent!r} cannot be trained in-process",
-            hint="pass tiny:ENV-SIZE (`reharness agent list`) or hf:DIR (a local chat model directory)",
-        )
+    check_trainable(agent)
     if tensorboard and not any(find_spec(name) for name in ("tensorboard", "tensorboardX")):
         raise ConfigError("--tensorboard needs the tensorboard package", hint="pip install tensorboard")
     config = build_options(

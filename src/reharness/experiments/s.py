@@ -56,6 +56,7 @@ from reharness.experiments.s_config import (
 from reharness.experiments.s_data import learnable, metrics, oracle_agreement, pool_costs
 from reharness.experiments.s_eval import aggregate, evaluate_env
 from reharness.experiments.s_report import write_report
+from reharness.training.policy_config import check_trainable
 
 __all__ = [
     "EQUAL",
@@ -101,11 +102,7 @@ def check_inputs(config: SConfig) -> None:
         )
     for env in config.envs:
         agent = config.agent_for(env)
-        if not agent.startswith(("tiny:", "hf:")):
-            raise ConfigError(
-                f"--agent {agent!r} cannot be trained in-process",
-                hint=f"pass tiny:NAME (e.g. tiny:{env}-S) or hf:DIR (a local chat model directory)",
-            )
+        check_trainable(agent)
         if config.pool is not None:
             check_pool(config.pool_for(env), env, template=len(config.envs) > 1)
 

@@ -36,7 +36,9 @@ class SConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     envs: list[str] = Field(min_length=1)
-    agent: str = Field("tiny:{env}-S", description="Starting policy (tiny:NAME or hf:DIR); {env} replaced.")
+    agent: str = Field(
+        "tiny:{env}-S", description="Starting policy (tiny:NAME, hf:DIR, pretrained:NAME); {env} replaced."
+    )
     pool: str | None = Field(None, description="Pool directory ({env} replaced); None: evolve one per env.")
     methods: list[str] = Field(default_factory=lambda: list(TRAINED))
     route: Literal["validation", "profile", "vote", "random"] = Field(

@@ -97,6 +97,34 @@ def _done(encode: Callable[[ChatRequest], list[int]], request: ChatRequest) -> F
     return future
 
 
+#: A model directory's own decoding defaults (``{"end_at_action": true}`` for a converted pretrained model),
+#: so a directory decodes the same way whichever spec names it: ``pretrained:``, ``hf:DIR``, or a policy
+#: trained from it (``train policy`` copies the file into its ``model/``).
+AGENT_DEFAULTS = "reharness_agent.json"
+
+
+def agent_defaults(path: str | Path) -> dict[str, Any]:
+    """The decoding defaults a model directory declares (:data:`AGENT_DEFAULTS`; empty when it has none)."""
+    import json
+
+    file = Path(path) / AGENT_DEFAULTS
+    try:
+        found = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{file}: not a JSON object of decoding defaults ({exc})") from None
+    if not isinstance(found, dict) or not all(isinstance(v, bool) for v in found.values()):
+        raise ConfigError(f'{file}: expected a JSON object like {{"end_at_action": true}}')
+    return found
+
+
+def write_agent_defaults(path: str | Path, defaults: dict[str, Any]) -> None:
+    import json
+
+    (Path(path) / AGENT_DEFAULTS).write_text(json.dumps(defaults, sort_keys=True) + "\n", encoding="utf-8")
+
+
 def load_model_dir(path: str | Path, device: str = "cpu", dtype: str | None = None) -> tuple[Any, Any]:
     """Load ``(tokenizer, model)`` from a local model directory with clear errors (never from a hub)."""
     import torch
@@ -155,7 +183,8 @@ class HFBackend(Agent):
     --arms static,running``: a step's cost grows with rows x cached tokens, so rows of other lengths padded
     into one batch cost more than the per-step overhead the sharing saves). ``end_at_action``: a reply ends
     once it holds a whole action (the request's ``complete``, :mod:`reharness.runtime.reply_end`); on for
-    pretrained models, which never learnt to stop there.
+    pretrained models, which never learnt to stop there. Unset, it is the model directory's own default
+    (:func:`agent_defaults`; off when the directory declares none).
     """
 
     def __init__(
@@ -173,10 +202,13 @@ class HFBackend(Agent):
         prefill_budget: int = 1 << 22,
         loop_span: int = 64,
         running_batches: bool = False,
-        end_at_action: bool = False,
+        end_at_action: bool | None = None,
         loaded: tuple[Any, Any] | None = None,
     ) -> None:
         import torch
+
+        if end_at_action is None:  # a live (loaded) model has no directory of its own to declare it
+            end_at_action = loaded is None and bool(agent_defaults(path).get("end_at_action", False))
 
         #: constructor arguments: a pickled backend is its recipe, rebuilt (model loaded) where unpickled
         self._recipe: dict[str, Any] = {

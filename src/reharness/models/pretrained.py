@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from reharness.core.errors import ConfigError, UnknownNameError, did_you_mean
+from reharness.models.hf_backend import AGENT_DEFAULTS, write_agent_defaults
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,9 @@ PRETRAINED: dict[str, PretrainedModel] = {
 #: ``pretrained:`` engines: transformers on the converted directory in float32 (``hf``), bfloat16
 #: (``hf-bf16``) or with int8 dynamic quantisation of the linear layers (``hf-int8``); llama.cpp on the GGUF
 ENGINES = ("hf", "hf-bf16", "hf-int8", "llamacpp")
+#: How a converted pretrained model decodes wherever it is loaded (:data:`AGENT_DEFAULTS` in its directory):
+#: its replies end with the protocol's action, which such a model never learnt to stop at.
+PRETRAINED_DEFAULTS = {"end_at_action": True}
 
 
 def lookup(name: str) -> PretrainedModel:
@@ -130,6 +134,8 @@ def converted_dir(gguf: Path, cache: Path | None = None) -> Path:
     root = cache or _cache_root()
     target = root / f"{gguf.stem}-{file_digest(gguf)[:12]}"
     if (target / "config.json").is_file():
+        if not (target / AGENT_DEFAULTS).is_file():  # converted before the file existed
+            write_agent_defaults(target, PRETRAINED_DEFAULTS)
         return target
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{gguf.stem}-", dir=root))
@@ -174,6 +180,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         raise ConfigError(f"{str(gguf)!r} carries no chat template (tokenizer.chat_template)")
     fresh.save_pretrained(str(out))
     tokenizer.save_pretrained(str(out))
+    write_agent_defaults(out, PRETRAINED_DEFAULTS)
 
 
 def parse_pretrained(target: str) -> tuple[str, str | None]:

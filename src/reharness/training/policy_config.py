@@ -10,7 +10,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from reharness.core.errors import options_error
+from reharness.core.errors import ConfigError, options_error
+
+#: The agent kinds whose weights train in-process (a local model directory, converted GGUF included).
+TRAINABLE = ("tiny:", "hf:", "pretrained:")
+
+
+def check_trainable(agent: str) -> None:
+    """Refuse a starting policy whose weights cannot train here (``openai:``, scripted agents, …)."""
+    if not agent.startswith(TRAINABLE):
+        raise ConfigError(
+            f"--agent {agent!r} cannot be trained in-process",
+            hint="pass tiny:ENV-SIZE (`reharness agent list`), hf:DIR (a local chat model directory), "
+            "hf:FILE.gguf or pretrained:NAME (`reharness models`)",
+        )
+
 
 RESCUES = ("router", "random", "placebo", "resample", "none")
 Rescue = Literal["router", "random", "placebo", "resample", "none"]
@@ -26,7 +40,9 @@ class PolicyTrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     env: str
-    agent: str = Field(description="The starting policy: tiny:NAME or hf:DIR (a chat model in-process).")
+    agent: str = Field(
+        description="The starting policy: tiny:NAME, hf:DIR, hf:FILE.gguf or pretrained:NAME (in-process)."
+    )
     pool: str | None = Field(None, description="Frozen sibling pool directory (router/random rescue).")
     rescue: Rescue = Field(
         "router",

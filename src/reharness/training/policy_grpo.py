@@ -140,7 +140,7 @@ class TrainingSession:
         model_dir: Path | None = None,
     ) -> None:
         from reharness.failures import failure_codes
-        from reharness.models.hf_backend import HFBackend
+        from reharness.models.hf_backend import HFBackend, agent_defaults
         from reharness.runtime.harness import Harness
         from reharness.training.rollouts import RolloutEngine
 
@@ -151,6 +151,7 @@ class TrainingSession:
             policy_id=f"train:{config.agent}",
             loaded=(tokenizer, model),
             max_batch_size=config.concurrency,
+            end_at_action=bool(agent_defaults(model_dir).get("end_at_action")) if model_dir else False,
         )
         self.remote = _rollouts_on(executor)
         self.engine: Any

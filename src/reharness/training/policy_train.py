@@ -15,9 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reharness.core.errors import ConfigError
 from reharness.core.resume import refuse_other_options
-from reharness.training.policy_config import PolicyTrainConfig
+from reharness.training.policy_config import PolicyTrainConfig, check_trainable
 from reharness.training.policy_grpo import STATE_FILE, TrainingSession, _trainer_class
 
 CONFIG_FILE = "train_config.json"
@@ -27,17 +26,23 @@ MODEL_DIR = "model"
 
 
 def policy_model_dir(agent: str) -> Path:
-    """The model directory a policy spec names (``tiny:NAME`` or ``hf:DIR``); other agents cannot train."""
+    """The model directory a policy spec names — ``tiny:NAME``, ``hf:DIR``, ``hf:FILE.gguf`` or
+    ``pretrained:NAME`` (a GGUF model, converted once into the cache; the engine after ``@`` does not apply:
+    training runs in float32); other agents cannot train."""
     from reharness.models.registry import check_spec, resolve_tiny
 
-    if ":" not in agent or agent.split(":", 1)[0] not in ("tiny", "hf"):
-        raise ConfigError(
-            f"--agent {agent!r} cannot be trained in-process",
-            hint="pass tiny:ENV-SIZE (`reharness agent list`) or hf:DIR (a local chat model directory)",
-        )
+    check_trainable(agent)
     parsed = check_spec(agent)
     if parsed.kind == "tiny":
         return resolve_tiny(parsed.target, train=True)
+    if parsed.kind == "pretrained":
+        from reharness.models.pretrained import converted_dir, gguf_path, parse_pretrained
+
+        return converted_dir(gguf_path(parse_pretrained(parsed.target)[0]))
+    if parsed.target.endswith(".gguf"):
+        from reharness.models.pretrained import converted_dir
+
+        return converted_dir(Path(parsed.target).expanduser())
     return Path(parsed.target).expanduser()
 
 
@@ -91,7 +96,7 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
     from transformers.trainer_utils import get_last_checkpoint
 
     from reharness.envs.registry import make_env
-    from reharness.models.hf_backend import load_model_dir
+    from reharness.models.hf_backend import agent_defaults, load_model_dir, write_agent_defaults
     from reharness.training.progress import progress_callbacks, quiet
 
     datasets.disable_progress_bars()
@@ -145,6 +150,8 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
     model_dir = out / MODEL_DIR
     trainer.model.save_pretrained(str(model_dir))
     tokenizer.save_pretrained(str(model_dir))
+    if defaults := agent_defaults(start_dir):  # the trained policy decodes as the start policy did
+        write_agent_defaults(model_dir, defaults)
     summary = {
         "path": str(model_dir),
         "steps": int(trainer.state.global_step),

@@ -74,7 +74,7 @@ class PolicyActor:
         files: dict[str, bytes] | None = None,
     ) -> None:
         from reharness.failures import failure_codes
-        from reharness.models.hf_backend import HFBackend, load_model_dir
+        from reharness.models.hf_backend import HFBackend, agent_defaults, load_model_dir
         from reharness.training.rollouts import RolloutEngine, params_hash
 
         self.unpacked: str | None = None
@@ -85,7 +85,11 @@ class PolicyActor:
         self.tokenizer, self.model = load_model_dir(model_dir)
         self.model.eval()
         self.backend = HFBackend(
-            model_dir, policy_id=policy_id, loaded=(self.tokenizer, self.model), max_batch_size=concurrency
+            model_dir,
+            policy_id=policy_id,
+            loaded=(self.tokenizer, self.model),
+            max_batch_size=concurrency,
+            end_at_action=bool(agent_defaults(model_dir).get("end_at_action")),
         )
         self.engine = RolloutEngine(
             env_name, split, self.backend, concurrency=concurrency, annotate=failure_codes

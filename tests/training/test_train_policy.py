@@ -312,3 +312,48 @@ def test_a_start_policys_decoding_defaults_reach_its_rollouts_and_the_trained_mo
     plain = train_policy(PolicyTrainConfig(**micro, rescue="none", steps=1, out=str(tmp_path / "b")))
     assert ends[-1] is False and agent_defaults(plain["path"]) == {}
     assert not HFBackend(plain["path"], max_batch_size=1).end_at_action
+
+
+def test_lora_trains_low_rank_updates_and_saves_a_plain_model(tmp_path: Path) -> None:
+    """--lora-rank R: every linear layer of the saved (merged) model differs from the start by a matrix of
+    rank at most R, and nothing else changed; the directory is a plain model (no adapter files)."""
+    pytest.importorskip("peft")
+    import torch
+    from safetensors.torch import load_file
+
+    from reharness.models.hf_backend import HFBackend
+    from reharness.models.registry import resolve_tiny
+
+    config = PolicyTrainConfig(**MICRO, rescue="none", steps=2, lora_rank=2, out=str(tmp_path / "lora"))
+    summary = train_policy(config)
+    model_dir = Path(summary["path"])
+    assert not (model_dir / "adapter_config.json").exists()
+    start, trained = load_file(str(resolve_tiny("household-S") / "model.safetensors")), load_file(
+        str(model_dir / "model.safetensors")
+    )
+    assert start.keys() == trained.keys()
+    linear = [k for k in start if k.endswith(("proj.weight",))]
+    assert linear
+    moved = 0
+    for key in start:
+        delta = trained[key].float() - start[key].float()
+        if key in linear:
+            assert int(torch.linalg.matrix_rank(delta)) <= 2, key
+            moved += bool(delta.abs().max() > 0)
+        else:  # embeddings and norms are not adapted
+            assert torch.equal(trained[key].float(), start[key].float()), key
+    assert moved > 0  # the adapters learnt something
+    assert HFBackend(model_dir, max_batch_size=1).model is not None
+
+
+def test_lora_without_peft_names_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from reharness.core.errors import ConfigError
+    from reharness.training.policy_train import lora_config
+
+    monkeypatch.setitem(sys.modules, "peft", None)  # as if it were not installed
+    with pytest.raises(ConfigError, match="needs the package peft") as error:
+        lora_config(PolicyTrainConfig(**MICRO, rescue="none", lora_rank=4, out=str(tmp_path)))
+    assert "pip install peft" in str(error.value.hint)
+    assert lora_config(PolicyTrainConfig(**MICRO, rescue="none", out=str(tmp_path))) is None

@@ -259,6 +259,9 @@ def s(
     learning_rate: Annotated[
         float, typer.Option(min=1e-12, help="GRPO learning rate of every method.")
     ] = 2e-4,
+    lora_rank: Annotated[
+        int, typer.Option(min=0, help="LoRA rank of every method's training (0: all weights; needs peft).")
+    ] = 0,
     test_n: Annotated[int, typer.Option(min=1, help="Held-out test tasks per policy.")] = 50,
     equal_rollouts: Annotated[
         bool,
@@ -300,7 +303,8 @@ def s(
         envs=envs, agent=agent, pool=pool, methods=parse_methods(methods), route=route.value, vote_k=vote_k,
         judge_model=judge_model, profile_samples=profile_samples, rewritten_turns=rewritten_turns.value,
         steps=steps, k=k,
-        tasks_per_step=tasks_per_step, temperature=temperature, learning_rate=learning_rate, test_n=test_n,
+        tasks_per_step=tasks_per_step, temperature=temperature, learning_rate=learning_rate,
+        lora_rank=lora_rank, test_n=test_n,
         equal_rollouts=equal_rollouts, reanchor_every=reanchor_every, reanchor_n=reanchor_n,
         concurrency=concurrency, seed=seed, test_seed=test_seed, out=str(out),
     )  # fmt: skip

@@ -165,6 +165,12 @@ def policy_command(
     profile_samples: ProfileSamples = 1,
     learning_rate: Annotated[float, typer.Option(min=0.0, help="Learning rate.")] = 2e-4,
     micro_batches: Annotated[int, typer.Option(min=1, help="Gradient-accumulation chunks per step.")] = 4,
+    lora_rank: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Train LoRA adapters of this rank instead of all weights (0: all; needs peft)."
+        ),
+    ] = 0,
     no_audit: Annotated[
         bool, typer.Option("--no-audit", help="Reward sibling successes without replaying them in H0.")
     ] = False,
@@ -217,6 +223,7 @@ def policy_command(
         reanchor_every=reanchor_every,
         learning_rate=learning_rate,
         micro_batches=micro_batches,
+        lora_rank=lora_rank,
         audit=not no_audit,
         save_steps=save_steps,
         concurrency=concurrency,

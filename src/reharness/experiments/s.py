@@ -172,6 +172,7 @@ def train_method(
         tasks_per_step=config.tasks_per_step,
         temperature=config.temperature,
         learning_rate=config.learning_rate,
+        lora_rank=config.lora_rank,
         reanchor_every=config.reanchor_every if routed else 0,
         reanchor_n=config.reanchor_n,
         micro_batches=config.micro_batches,

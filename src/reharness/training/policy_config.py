@@ -95,6 +95,12 @@ class PolicyTrainConfig(BaseModel):
     scale_rewards: Literal["group", "batch", "none"] = "group"
     micro_batches: int = Field(4, gt=0, description="Chunks per optimizer step (gradient accumulation).")
     max_grad_norm: float = Field(1.0, gt=0)
+    lora_rank: int = Field(
+        0,
+        ge=0,
+        description="Train LoRA adapters of this rank (alpha 2x the rank) on every linear layer instead of "
+        "all weights; 0: full fine-tuning. Needs peft; the saved model has the adapters merged.",
+    )
     concurrency: int = Field(64, gt=0, description="Episodes decoded together.")
     save_steps: int = Field(5, gt=0)
     seed: int = 0

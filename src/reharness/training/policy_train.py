@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reharness.core.errors import ConfigError
 from reharness.core.resume import refuse_other_options
 from reharness.training.policy_config import PolicyTrainConfig, check_trainable
 from reharness.training.policy_grpo import STATE_FILE, TrainingSession, _trainer_class
@@ -44,6 +45,37 @@ def policy_model_dir(agent: str) -> Path:
 
         return converted_dir(Path(parsed.target).expanduser())
     return Path(parsed.target).expanduser()
+
+
+def lora_config(config: PolicyTrainConfig, executor: Any = None) -> Any:
+    """The ``peft.LoraConfig`` of ``--lora-rank`` (None for full fine-tuning), checked before any work: peft
+    must be installed, and Ray rollouts sync whole state dicts, which a LoRA model's are not."""
+    if not config.lora_rank:
+        return None
+    from reharness.training.policy_grpo import _rollouts_on
+
+    if _rollouts_on(executor):
+        raise ConfigError(
+            "--lora-rank trains adapters, and Ray rollout actors sync the policy's whole weights",
+            hint="drop --executor ray, or train all weights (--lora-rank 0)",
+        )
+    try:
+        from peft import LoraConfig
+    except ImportError:
+        raise ConfigError(
+            "--lora-rank needs the package peft",
+            hint="pip install peft   (or: pip install 'reharness[lora]')",
+        ) from None
+    import torch
+
+    torch.manual_seed(config.seed)  # the adapters' initialisation, made before the trainer seeds anything
+    return LoraConfig(
+        r=config.lora_rank,
+        lora_alpha=2 * config.lora_rank,
+        lora_dropout=0.0,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
 
 
 def _write_config(out: Path, config: PolicyTrainConfig) -> None:
@@ -113,7 +145,9 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
     )
     from reharness.runtime.dispatch import current_executor
 
-    session = TrainingSession(config, tokenizer, model, out, executor or current_executor(), start_dir)
+    executor = executor or current_executor()
+    peft_config = lora_config(config, executor)
+    session = TrainingSession(config, tokenizer, model, out, executor, start_dir)
 
     class _SaveState(TrainerCallback):  # type: ignore[misc]
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -131,6 +165,7 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
             train_dataset=dataset,
             processing_class=tokenizer,
             callbacks=[_SaveState(), *progress_callbacks(progress, config.steps, "policy")],
+            peft_config=peft_config,
         )
         trainer.setup_episodes(session)
         if progress is not None:
@@ -148,7 +183,9 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
     finally:
         session.close()
     model_dir = out / MODEL_DIR
-    trainer.model.save_pretrained(str(model_dir))
+    # LoRA: the adapters are merged into the weights, so the model directory is a plain one (hf:DIR)
+    trained = trainer.model.merge_and_unload() if peft_config is not None else trainer.model
+    trained.save_pretrained(str(model_dir))
     tokenizer.save_pretrained(str(model_dir))
     if defaults := agent_defaults(start_dir):  # the trained policy decodes as the start policy did
         write_agent_defaults(model_dir, defaults)

@@ -109,6 +109,22 @@ async def test_rounds_start_from_the_accepted_harness_on_new_tasks(tmp_path: Pat
     assert len(tasks) == 3 and tasks[0] != tasks[1]
 
 
+async def test_batches_can_come_from_valid(tmp_path: Path) -> None:
+    """--batch-split valid: the round's batch (and the candidates' paired reruns) are valid tasks, the
+    held-out comparison stays on test."""
+    result = await improve(
+        config(tmp_path, batch_split="valid", k=1), agent=ClumsySolver(), engineer=FixedEngineer([SNAP])
+    )
+    assert result.rounds[0].accepted == "r1-c0"
+    splits = {}
+    for run in (tmp_path / "runs").glob("**/run.json"):
+        store = RunStore(run.parent)
+        splits[run.parent.name] = {e.task_id.split("/")[1] for e in store.episodes()}
+    assert {"valid"} in splits.values() and {"test"} in splits.values()
+    assert not any("train" in found for found in splits.values())
+    assert "(`valid` tasks)" in (tmp_path / "report.md").read_text()
+
+
 def _cli(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr
@@ -158,6 +174,8 @@ def test_demo_prints_the_before_after_table(tmp_path: Path, monkeypatch: pytest.
         (["--engineer", "wizard"], "unknown engineer"),
         (["--eval-split", "holdout"], "--eval-split holdout: household: unknown split"),
         (["--eval-n", "100001"], "--eval-n 100001 exceeds"),
+        (["--batch-split", "test"], "--batch-split and --eval-split are both 'test'"),
+        (["--batch-split", "holdout"], "--batch-split holdout: household: unknown split"),
         (["--eval-n", "0"], "--eval-n"),
         (["--batch-size", "1000000"], "--batch-size 1000000 exceeds the 100000 tasks"),
         (["--k", "0"], "--k"),

@@ -328,8 +328,9 @@ def test_lora_trains_low_rank_updates_and_saves_a_plain_model(tmp_path: Path) ->
     summary = train_policy(config)
     model_dir = Path(summary["path"])
     assert not (model_dir / "adapter_config.json").exists()
-    start, trained = load_file(str(resolve_tiny("household-S") / "model.safetensors")), load_file(
-        str(model_dir / "model.safetensors")
+    start, trained = (
+        load_file(str(resolve_tiny("household-S") / "model.safetensors")),
+        load_file(str(model_dir / "model.safetensors")),
     )
     assert start.keys() == trained.keys()
     linear = [k for k in start if k.endswith(("proj.weight",))]

@@ -85,7 +85,14 @@ def improve(
     ],
     agent: Annotated[str, typer.Option(help="Frozen target: solver, random, tiny:NAME, hf:PATH, openai:….")],
     engineer: Annotated[str, typer.Option(help=f"Engineer: {ENGINEERS.describe()}.")],
-    batch_size: Annotated[int, typer.Option(help="Train tasks per round (the batch B).")] = 20,
+    batch_size: Annotated[int, typer.Option(help="Tasks per round (the batch B).")] = 20,
+    batch_split: Annotated[
+        str,
+        typer.Option(
+            help="Split the rounds' batches come from: train, or valid when the target has memorised its "
+            "training tasks."
+        ),
+    ] = "train",
     k: Annotated[int, typer.Option("--k", help="Candidate patches per round.")] = 4,
     rounds: Annotated[
         int, typer.Option(help="Rounds; each starts from the previous accepted harness on new tasks.")
@@ -147,6 +154,7 @@ def improve(
         agent=agent,
         engineer=engineer,
         batch_size=batch_size,
+        batch_split=batch_split,
         k=k,
         rounds=rounds,
         max_regressions=max_regressions,

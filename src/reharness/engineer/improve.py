@@ -153,8 +153,9 @@ class _Loop:
     def check_arguments(self) -> None:
         """Fail fast (before any episode) on splits or sizes the environment cannot serve."""
         c = self.config
-        for split, n, flag in (("train", c.batch_size, "--batch-size"), (c.eval_split, c.eval_n, "--eval-n")):
-            where = f"--eval-split {split}" if flag == "--eval-n" else "the train split"
+        checks = ((c.batch_split, c.batch_size, "--batch-size"), (c.eval_split, c.eval_n, "--eval-n"))
+        for split, n, flag in checks:
+            where = f"--eval-split {split}" if flag == "--eval-n" else f"--batch-split {split}"
             try:
                 env = get_kit(self.env).make(**env_kwargs(self.spec(split, n, c.seed), Harness(self.base)))
             except ReharnessError as exc:
@@ -182,8 +183,8 @@ class _Loop:
 
         c = self.config
         seed = round_seed(c.seed, r)
-        self.events.stage(f"round {r}: baseline on {c.batch_size} train tasks")
-        base = await self.baseline(self.spec("train", c.batch_size, seed), target, f"r{r} baseline")
+        self.events.stage(f"round {r}: baseline on {c.batch_size} {c.batch_split} tasks")
+        base = await self.baseline(self.spec(c.batch_split, c.batch_size, seed), target, f"r{r} baseline")
         packet = extract_packet(base.episodes, run_meta=RunStore(base.result.out).read_meta())
         round_dir = self.out / f"round-{r}"
         round_dir.mkdir(parents=True, exist_ok=True)

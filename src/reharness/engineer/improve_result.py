@@ -22,6 +22,11 @@ class ImproveConfig(BaseModel):
     agent: str
     engineer: str
     batch_size: int = Field(20, gt=0)
+    batch_split: str = Field(
+        "train",
+        description="Split the rounds' batches come from: train, or valid when the target has memorised its "
+        "training tasks (a tiny agent on a benchmark whose folds use different objects).",
+    )
     k: int = Field(4, gt=0, le=64)
     rounds: int = Field(1, gt=0, le=100)
     max_regressions: int = Field(1, ge=0)
@@ -42,6 +47,16 @@ class ImproveConfig(BaseModel):
         description="How a model engineer is prompted and decodes (--engineer-prompt, --engineer-language, "
         "--engineer-constrain, --engineer-max-tokens).",
     )
+
+    @model_validator(mode="after")
+    def _batches_are_not_held_out(self) -> ImproveConfig:
+        if self.batch_split == self.eval_split:
+            raise ConfigError(
+                f"--batch-split and --eval-split are both {self.eval_split!r}: patches would be chosen "
+                "on the tasks they are then judged on",
+                hint="choose patches on train or valid and judge them on test (the default)",
+            )
+        return self
 
     @model_validator(mode="after")
     def _engineer_options_need_a_model(self) -> ImproveConfig:

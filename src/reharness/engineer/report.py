@@ -60,7 +60,8 @@ def render_report(result: ImproveResult) -> str:
     lines = [
         f"# reharness improve: {c.env} / {c.agent} / {c.engineer}",
         "",
-        f"batch size {c.batch_size}, k {c.k}, rounds {c.rounds}, max regressions {c.max_regressions}, "
+        f"batch size {c.batch_size} (`{c.batch_split}` tasks), k {c.k}, rounds {c.rounds}, "
+        f"max regressions {c.max_regressions}, "
         f"held-out {c.eval_n} `{c.eval_split}` tasks, seed {c.seed}"
         + (f", max steps {c.max_steps}" if c.max_steps else ""),
         "",

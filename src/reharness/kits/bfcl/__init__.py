@@ -8,5 +8,6 @@ Kit: :mod:`.kit` (the ``bfcl`` kit), ``harness.yaml`` (text protocol) and ``harn
   ``bfcl_eval``, never ``reharness``);
 - :mod:`.env`: the environment, graded by the official checker;
 - :mod:`.failures`: detectors: unparsable calls, unknown functions, missing or ill-typed arguments, no ``cd``;
-- :mod:`.operators`: repairs: call format, required arguments, a ``cd`` reminder.
+- :mod:`.operators`: repairs: call format, required arguments, a ``cd`` reminder;
+- :mod:`.r1`: a Harness-R1 ``ctx`` shaped like its DBBench one (Harness-R1 has no BFCL benchmark).
 """

@@ -13,6 +13,7 @@ this layer.
 - :mod:`.warmup`: copy warm-up: synthetic "repeat this span" data before the demonstrations;
 - :mod:`.tokenizer`: the tiny agents' tokenizer, chat template and supervision masks;
 - :mod:`.train`: training from scratch: demos → tokenizer → Llama-style model → TRL SFT → HF directory;
+- :mod:`.workdir`: the working directory an interrupted training resumes from;
 - :mod:`.evaluate`: greedy evaluation of a tiny agent directory through the real runtime.
 
 ``reharness/models/tiny/RECIPE.md`` describes the recipes in prose.

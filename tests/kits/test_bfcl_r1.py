@@ -3,22 +3,16 @@ was shown and the environment's observable state, and an r1 patch file naming ``
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from r1_files import write_r1_patch
+from r1_files import solve_with_one_block
 
 from reharness.envs import make_env
 from reharness.kits.bfcl import data
 from reharness.kits.bfcl.env import BfclEnv
 from reharness.kits.bfcl.r1 import BfclAdapter
-from reharness.patches.model import load_patch
-from reharness.patches.overlay import PatchOverlay
-from reharness.patches.validate import validate_patch
-from reharness.runtime import EpisodeRunner, Harness
-from reharness.runtime.agents import SolverAgent
 from reharness.runtime.r1.adapter import Proposal
 
 
@@ -80,15 +74,7 @@ HOOK = """def hook(ctx, nb):
 
 
 def test_an_r1_patch_file_naming_bfcl_runs_with_its_ctx(env: BfclEnv, tmp_path: Path) -> None:
-    path = write_r1_patch(
-        tmp_path / "patch.json", "bfcl", "Pause before the first call.", "on_before_action", HOOK
-    )
-    patch = load_patch(path)
-    assert patch.env == "bfcl" and patch.dialect == "r1" and validate_patch(patch) == []
-    harness = Harness.base("bfcl").with_overlays(PatchOverlay(patch))
-    record = asyncio.run(EpisodeRunner(env, SolverAgent(), harness).run(env.get_task(0), seed=0))
-    blocked = [s for s in record.steps if "blocked" in s.flags]
-    assert len(blocked) == 1 and not any(s.hook_errors for s in record.steps)
+    record, blocked = solve_with_one_block(env, "bfcl", HOOK, 0, tmp_path)
     functions = len(env.runtime_state()["available_functions"])
-    assert blocked[0].observation == f"BLOCKED cd of {functions}"
+    assert blocked.observation == f"BLOCKED cd of {functions}"
     assert record.success  # the solver replays the call after the block

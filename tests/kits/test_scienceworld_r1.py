@@ -4,21 +4,15 @@ with it."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from r1_files import write_r1_patch
+from r1_files import solve_with_one_block
 
 from reharness.envs import make_env
 from reharness.kits.scienceworld.env import ScienceWorldEnv
 from reharness.kits.scienceworld.r1 import ScienceWorldAdapter
-from reharness.patches.model import load_patch
-from reharness.patches.overlay import PatchOverlay
-from reharness.patches.validate import validate_patch
-from reharness.runtime import EpisodeRunner, Harness
-from reharness.runtime.agents import SolverAgent
 from reharness.runtime.r1.adapter import Proposal
 
 
@@ -56,14 +50,5 @@ HOOK = """def hook(ctx, nb):
 
 
 def test_an_r1_patch_file_naming_the_kit_runs_with_its_ctx(env: ScienceWorldEnv, tmp_path: Path) -> None:
-    path = write_r1_patch(
-        tmp_path / "patch.json", "scienceworld", "Pause before moving on.", "on_before_action", HOOK
-    )
-    patch = load_patch(path)
-    assert patch.env == "scienceworld" and patch.dialect == "r1" and validate_patch(patch) == []
-    harness = Harness.base("scienceworld").with_overlays(PatchOverlay(patch))
-    record = asyncio.run(EpisodeRunner(env, SolverAgent(), harness).run(env.get_task(0), seed=0))
-    blocked = [s for s in record.steps if "blocked" in s.flags]
-    assert len(blocked) == 1 and not any(s.hook_errors for s in record.steps)
-    assert blocked[0].observation == "BLOCKED in hallway"  # ctx.world read "This room is called the hallway."
-    assert load_patch(path).to_harness_r1()["benchmark"] == "scienceworld"
+    _, blocked = solve_with_one_block(env, "scienceworld", HOOK, 0, tmp_path)
+    assert blocked.observation == "BLOCKED in hallway"  # ctx.world read "This room is called the hallway."

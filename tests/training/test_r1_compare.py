@@ -59,3 +59,13 @@ def test_the_average_pairs_every_environments_tasks_together() -> None:
     rows = {c["env"]: c for c in comparisons(records, ["household", "shop"], pairs=(("grpo", "sft"),))}
     assert rows["household"]["delta"] == 1.0 and rows["shop"]["verdict"] == "tie"
     assert rows["average"]["delta"] == 0.5 and rows["average"]["n"] == 20
+
+
+def test_the_command_names_a_missing_run_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reharness.experiments.r1_compare import main
+
+    with pytest.raises(SystemExit) as stop:
+        main([str(tmp_path / "nowhere")])
+    assert stop.value.code == 2 and "nowhere" in capsys.readouterr().err

@@ -17,8 +17,8 @@ the runs) and the pooled comparisons, reading only the runs' ``r1_config.json`` 
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +161,16 @@ def summary(outs: list[Path]) -> list[str]:
     return [*lines, "", *table(pooled(runs, envs, seed=0))]
 
 
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m reharness.experiments.r1_compare", description=__doc__)
+    parser.add_argument("runs", nargs="+", type=Path, help="experiment r1 output directories (one test seed)")
+    args = parser.parse_args(argv)
+    try:
+        lines = summary(args.runs)
+    except (ValueError, OSError) as exc:
+        parser.exit(2, f"error: {exc}\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: python -m reharness.experiments.r1_compare OUT [OUT ...]")
-    print("\n".join(summary([Path(arg) for arg in sys.argv[1:]])))
+    main()

@@ -2,14 +2,15 @@
 
 What a GRPO step spends besides its rollouts is forward + backward + AdamW over the step's rows. This measures
 exactly that on a real model (default: SmolLM2-135M-Instruct, ``pretrained:smollm2-135m``, float32 as
-``train policy`` trains it): ``--rows`` rows of ``--tokens`` tokens (a real household prompt's tokens,
-repeated), arms ``--ranks`` (0: all weights; R: ``reharness.training.policy_train.lora_config``'s adapters
-of rank R on every linear layer). Each arm runs in its own process (so its peak resident memory is its own),
-the arms interleaved round by round (``--rounds``), medians reported with each arm's ratio to rank 0:
-seconds per optimizer step (after one warm-up step), trainable parameters, peak RSS.
+``train policy`` trains it): ``--rows`` rows of ``--tokens`` tokens (the tokens of ``--env``'s base
+harness, repeated; default: the registry's first built-in environment), arms ``--ranks`` (0: all weights;
+R: ``reharness.training.policy_train.lora_config``'s adapters of rank R on every linear layer). Each arm
+runs in its own process (so its peak resident memory is its own), the arms interleaved round by round
+(``--rounds``), medians reported with each arm's ratio to rank 0: seconds per optimizer step (after one
+warm-up step), trainable parameters, peak RSS.
 
-Run: ``python benchmarks/bench_lora_step.py [--agent pretrained:smollm2-135m] [--ranks 0,8] [--rows 4]
-[--tokens 512] [--steps 2] [--rounds 2] [--threads 2]``.
+Run: ``python benchmarks/bench_lora_step.py [--agent pretrained:smollm2-135m] [--env ENV] [--ranks 0,8]
+[--rows 4] [--tokens 512] [--steps 2] [--rounds 2] [--threads 2]``.
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ import sys
 import time
 from typing import Any
 
+from reharness.envs.registry import BUILTIN_KITS
 
-def one_arm(agent: str, rank: int, rows: int, tokens: int, steps: int, threads: int) -> dict[str, Any]:
+
+def one_arm(
+    agent: str, env: str, rank: int, rows: int, tokens: int, steps: int, threads: int
+) -> dict[str, Any]:
     """Time ``steps`` optimizer steps of one arm in this process."""
     import torch
 
@@ -39,9 +44,9 @@ def one_arm(agent: str, rank: int, rows: int, tokens: int, steps: int, threads: 
     if rank:
         from peft import get_peft_model
 
-        config = PolicyTrainConfig(env="household", agent=agent, rescue="none", lora_rank=rank, out="-")
+        config = PolicyTrainConfig(env=env, agent=agent, rescue="none", lora_rank=rank, out="-")
         model = get_peft_model(model, lora_config(config))
-    text = Harness.base("household").config.model_dump_json()  # any real harness text
+    text = Harness.base(env).config.model_dump_json()  # any real harness text
     ids = tokenizer(text)["input_ids"]
     ids = (ids * (tokens // max(1, len(ids)) + 1))[:tokens]
     batch = torch.tensor([ids] * rows)
@@ -95,7 +100,7 @@ def main(args: argparse.Namespace) -> None:
 
 def _common(args: argparse.Namespace) -> list[str]:
     return [
-        "--agent", args.agent, "--rows", str(args.rows), "--tokens", str(args.tokens),
+        "--agent", args.agent, "--env", args.env, "--rows", str(args.rows), "--tokens", str(args.tokens),
         "--steps", str(args.steps), "--threads", str(args.threads),
     ]  # fmt: skip
 
@@ -103,6 +108,7 @@ def _common(args: argparse.Namespace) -> list[str]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--agent", default="pretrained:smollm2-135m")
+    parser.add_argument("--env", default=next(iter(BUILTIN_KITS)), help="whose base harness gives the tokens")
     parser.add_argument("--ranks", default="0,8")
     parser.add_argument("--rows", type=int, default=4)
     parser.add_argument("--tokens", type=int, default=512)
@@ -112,7 +118,9 @@ if __name__ == "__main__":
     parser.add_argument("--arm", type=int, default=None, help=argparse.SUPPRESS)
     parsed = parser.parse_args()
     if parsed.arm is not None:
-        arm = one_arm(parsed.agent, parsed.arm, parsed.rows, parsed.tokens, parsed.steps, parsed.threads)
+        arm = one_arm(
+            parsed.agent, parsed.env, parsed.arm, parsed.rows, parsed.tokens, parsed.steps, parsed.threads
+        )
         print(json.dumps(arm))
     else:
         main(parsed)

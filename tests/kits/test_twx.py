@@ -67,7 +67,9 @@ def test_a_game_has_one_gold_path_in_every_jvm(env: TwxEnv) -> None:
             seed = int(env.task.state["seed"])  # type: ignore[union-attr]
             backend.new_game(seed, "test", True)
             official = [str(a) for a in backend.server.getGoldActionSequence()]
-            assert official[official[:1] == ["look around"] :] == env.gold_path()
+            if official[:1] == ["look around"]:  # the solver's path starts after it
+                official = official[1:]
+            assert official == env.gold_path()
     finally:
         other.close()
 

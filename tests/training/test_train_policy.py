@@ -321,7 +321,6 @@ def test_lora_trains_low_rank_updates_and_saves_a_plain_model(tmp_path: Path) ->
     import torch
     from safetensors.torch import load_file
 
-    from reharness.models.hf_backend import HFBackend
     from reharness.models.registry import resolve_tiny
 
     config = PolicyTrainConfig(**MICRO, rescue="none", steps=2, lora_rank=2, out=str(tmp_path / "lora"))
@@ -333,7 +332,7 @@ def test_lora_trains_low_rank_updates_and_saves_a_plain_model(tmp_path: Path) ->
         load_file(str(model_dir / "model.safetensors")),
     )
     assert start.keys() == trained.keys()
-    linear = [k for k in start if k.endswith(("proj.weight",))]
+    linear = [k for k in start if k.endswith("proj.weight")]
     assert linear
     moved = 0
     for key in start:
@@ -344,7 +343,6 @@ def test_lora_trains_low_rank_updates_and_saves_a_plain_model(tmp_path: Path) ->
         else:  # embeddings and norms are not adapted
             assert torch.equal(trained[key].float(), start[key].float()), key
     assert moved > 0  # the adapters learnt something
-    assert HFBackend(model_dir, max_batch_size=1).model is not None
 
 
 def test_lora_without_peft_names_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -207,8 +207,8 @@ class HFBackend(Agent):
     ) -> None:
         import torch
 
-        if end_at_action is None:  # a live (loaded) model has no directory of its own to declare it
-            end_at_action = loaded is None and bool(agent_defaults(path).get("end_at_action", False))
+        if end_at_action is None:
+            end_at_action = bool(agent_defaults(path).get("end_at_action", False))
 
         #: constructor arguments: a pickled backend is its recipe, rebuilt (model loaded) where unpickled
         self._recipe: dict[str, Any] = {

@@ -66,9 +66,6 @@ def lora_config(config: PolicyTrainConfig, executor: Any = None) -> Any:
             "--lora-rank needs the package peft",
             hint="pip install peft   (or: pip install 'reharness[lora]')",
         ) from None
-    import torch
-
-    torch.manual_seed(config.seed)  # the adapters' initialisation, made before the trainer seeds anything
     return LoraConfig(
         r=config.lora_rank,
         lora_alpha=2 * config.lora_rank,
@@ -147,6 +144,10 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
 
     executor = executor or current_executor()
     peft_config = lora_config(config, executor)
+    if peft_config is not None:
+        import torch
+
+        torch.manual_seed(config.seed)  # the adapters are initialised before the trainer seeds anything
     session = TrainingSession(config, tokenizer, model, out, executor, start_dir)
 
     class _SaveState(TrainerCallback):  # type: ignore[misc]

@@ -74,7 +74,7 @@ class PolicyActor:
         files: dict[str, bytes] | None = None,
     ) -> None:
         from reharness.failures import failure_codes
-        from reharness.models.hf_backend import HFBackend, agent_defaults, load_model_dir
+        from reharness.models.hf_backend import HFBackend, load_model_dir
         from reharness.training.rollouts import RolloutEngine, params_hash
 
         self.unpacked: str | None = None
@@ -84,12 +84,8 @@ class PolicyActor:
                 (Path(model_dir) / name).write_bytes(data)
         self.tokenizer, self.model = load_model_dir(model_dir)
         self.model.eval()
-        self.backend = HFBackend(
-            model_dir,
-            policy_id=policy_id,
-            loaded=(self.tokenizer, self.model),
-            max_batch_size=concurrency,
-            end_at_action=bool(agent_defaults(model_dir).get("end_at_action")),
+        self.backend = HFBackend(  # decodes as its model directory declares (``AGENT_DEFAULTS``)
+            model_dir, policy_id=policy_id, loaded=(self.tokenizer, self.model), max_batch_size=concurrency
         )
         self.engine = RolloutEngine(
             env_name, split, self.backend, concurrency=concurrency, annotate=failure_codes

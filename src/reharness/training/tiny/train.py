@@ -243,7 +243,8 @@ def train_agent(
         torch.set_num_threads(threads)
     started = time.perf_counter()
     out = Path(out)
-    work = TrainingWorkDir(out, _fingerprint(recipe, seed, init)).open()
+    init_record = None if init is None else _init_record(Path(init))
+    work = TrainingWorkDir(out, _fingerprint(recipe, seed, init_record)).open()
     if work.discarded and progress:
         progress("discarded", 0, 0, {})
     stored = work.load_data()
@@ -300,7 +301,7 @@ def train_agent(
         "command": command or f"reharness agent train --env {recipe.env} --size {recipe.size} --seed {seed}",
         "argv": sys.argv,
         "seed": seed,
-        "init": None if init is None else _init_record(Path(init)),
+        "init": init_record,
         "recipe": recipe.model_dump(mode="json"),
         "code_version": _code_version(),
         "versions": _versions(),
@@ -320,12 +321,12 @@ def train_agent(
     return TrainResult(path=out, params=params, train_seconds=train_seconds, provenance=provenance)
 
 
-def _fingerprint(recipe: Recipe, seed: int, init: str | Path | None) -> dict[str, Any]:
+def _fingerprint(recipe: Recipe, seed: int, init: dict[str, Any] | None) -> dict[str, Any]:
     """What makes two trainings the same run (a resumed one must be the one that was interrupted)."""
     return {
         "recipe": recipe.model_dump(mode="json"),
         "seed": seed,
-        "init": None if init is None else _init_record(Path(init))["weights_sha256"],
+        "init": None if init is None else init["weights_sha256"],
     }
 
 

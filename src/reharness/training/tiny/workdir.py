@@ -17,8 +17,10 @@ resumes only its own phase, so the stages before it (demos, tokenizer, warm-up) 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -52,18 +54,25 @@ class TrainingWorkDir:
         run.write_text(json.dumps(self.fingerprint, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return self
 
+    @contextlib.contextmanager
+    def _stage(self, target: Path) -> Iterator[Path]:
+        """Write a stage into ``target.partial`` and rename it: a stage exists whole or not at all."""
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        yield partial
+        partial.rename(target)
+
     # ------------------------------------------------------------------ data
     @property
     def data(self) -> Path:
         return self.path / "data"
 
     def save_data(self, tokenizer: Any, dataset: Any, stats: dict[str, Any]) -> None:
-        partial = self.path / "data.partial"
-        shutil.rmtree(partial, ignore_errors=True)
-        tokenizer.save_pretrained(partial / "tokenizer")
-        dataset.save_to_disk(str(partial / "dataset"))
-        (partial / "stats.json").write_text(json.dumps(stats) + "\n", encoding="utf-8")
-        partial.rename(self.data)  # a stage exists whole or not at all
+        with self._stage(self.data) as partial:
+            tokenizer.save_pretrained(partial / "tokenizer")
+            dataset.save_to_disk(str(partial / "dataset"))
+            (partial / "stats.json").write_text(json.dumps(stats) + "\n", encoding="utf-8")
 
     def load_data(self) -> tuple[Any, Any, dict[str, Any]] | None:
         if not (self.data / "stats.json").is_file():
@@ -81,13 +90,11 @@ class TrainingWorkDir:
         return self.path / "warmed"
 
     def save_warmed(self, model: Any, report: WarmupReport | None) -> None:
-        partial = self.path / "warmed.partial"
-        shutil.rmtree(partial, ignore_errors=True)
-        model.save_pretrained(partial)
-        (partial / "warmup.json").write_text(
-            json.dumps(None if report is None else asdict(report)) + "\n", encoding="utf-8"
-        )
-        partial.rename(self.warmed)
+        with self._stage(self.warmed) as partial:
+            model.save_pretrained(partial)
+            (partial / "warmup.json").write_text(
+                json.dumps(None if report is None else asdict(report)) + "\n", encoding="utf-8"
+            )
 
     def load_warmed(self) -> tuple[Any, dict[str, Any] | None] | None:
         if not (self.warmed / "warmup.json").is_file():

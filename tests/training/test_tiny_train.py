@@ -296,3 +296,30 @@ def test_copy_warmup_trains_in_place_and_reports_a_probe() -> None:
     assert report.copy_accuracy == round(copy_accuracy(model, vocabulary, seed=0), 4)
     assert report.probes[-1][1] == report.copy_accuracy and len(report.loss_curve) == 3
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_demos_longer_than_max_length_are_counted_and_reported() -> None:
+    """A demo cut at ``max_length`` loses the supervised turns at its end (the episode's finish): the data
+    statistics count the cut demos and their lost supervised tokens, and the progress callback hears it."""
+    from reharness.training.tiny.train import build_dataset
+
+    recipe = recipe_for("household", "micro").with_overrides(steps=4, batch_size=1)
+    _, whole, whole_stats = build_dataset(recipe, seed=0)  # the same demos and tokenizer, uncut
+    assert whole_stats["truncated_demos"] == 0
+    heard: list[tuple[str, int, int, dict[str, float]]] = []
+    _, cut, stats = build_dataset(
+        recipe.with_overrides(max_length=1000), seed=0, progress=lambda *event: heard.append(event)
+    )
+    long = [
+        mask
+        for ids, mask in zip(whole["input_ids"], whole["assistant_masks"], strict=True)
+        if len(ids) > 1000
+    ]
+    assert (
+        0 < len(long) < len(whole) and stats["truncated_demos"] == len(long) and stats["max_length"] == 1000
+    )
+    assert stats["truncated_supervised_tokens"] == sum(sum(mask[1000:]) for mask in long) > 0
+    assert max(len(row) for row in cut["input_ids"]) == 1000
+    assert [(phase, step, total) for phase, step, total, _ in heard if phase == "truncated"] == [
+        ("truncated", len(long), recipe.num_demos)
+    ]

@@ -121,6 +121,15 @@ def train(
                     "(recipe, seed or --init); discarded, starting over"
                 )
                 return
+            if phase == "truncated":
+                cut, kept = metrics["supervised_cut"], metrics["supervised"]
+                bar.console.print(
+                    f"note: {step:,} of {total:,} demos are longer than the recipe's max_length "
+                    f"{recipe.max_length:,} tokens and were cut: {cut:,.0f} supervised tokens "
+                    f"({cut / (cut + kept):.1%}) at their ends are not trained on (the provenance's data "
+                    "records truncated_demos)"
+                )
+                return
             if phase == "resume":
                 bar.console.print(f"resuming the interrupted training at step {step} of {total}")
             info = (

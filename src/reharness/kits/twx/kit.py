@@ -4,7 +4,7 @@ entry point (``TWC``, ``COOKINGWORLD``, …)."""
 from reharness.envs.kit import EnvKit
 from reharness.kits.twx.failures import text_game_findings
 from reharness.kits.twx.r1 import TwxAdapter
-from reharness.kits.twx.tiny import TINY, TINY_EASY
+from reharness.kits.twx.tiny import TINY, TINY_COIN, TINY_EASY
 from reharness.models.tiny.spec import TinySpec
 
 _HARNESSES = {"base": "reharness.kits.twx:harness.yaml", "valid": "reharness.kits.twx:harness-valid.yaml"}
@@ -49,6 +49,7 @@ COIN = _kit(
     "CoinEnv",
     "reharness/TwxCoin-v0",
     "TextWorldExpress Coin Collector: find and take the coin (official seed folds; needs Java)",
+    tiny=TINY_COIN,
 )
 MAPREADER = _kit(
     "twx-mapreader",

@@ -98,8 +98,12 @@ def build_dataset(
         tokenizer = train_tokenizer(demo_texts(demos), recipe.model.vocab_size, recipe.split_spaces)
     columns: dict[str, list[list[int]]] = {"input_ids": [], "assistant_masks": []}
     lengths, supervised = [], 0
+    cut_demos, cut_supervised = 0, 0  # demos longer than max_length lose their endings: count them
     for demo in demos:
         ids, mask = encode_demo(tokenizer, demo, context_loss=recipe.context_loss)
+        if len(ids) > recipe.max_length:
+            cut_demos += 1
+            cut_supervised += sum(mask[recipe.max_length :])
         ids, mask = ids[: recipe.max_length], mask[: recipe.max_length]
         if not any(mask):
             continue
@@ -120,8 +124,15 @@ def build_dataset(
             "interventions": asdict(rates) if rates else None,
             "harness_notes": sum(m.content.count("[Harness]") for d in demos for m in d.messages),
             "split": "train",
+            "max_length": recipe.max_length,
+            "truncated_demos": cut_demos,
+            "truncated_supervised_tokens": cut_supervised,
         }
     )
+    if progress and cut_demos:
+        progress(
+            "truncated", cut_demos, len(demos), {"supervised_cut": cut_supervised, "supervised": supervised}
+        )
     return tokenizer, Dataset.from_dict(columns), stats.as_dict()
 
 

@@ -301,25 +301,26 @@ def test_copy_warmup_trains_in_place_and_reports_a_probe() -> None:
 def test_demos_longer_than_max_length_are_counted_and_reported() -> None:
     """A demo cut at ``max_length`` loses the supervised turns at its end (the episode's finish): the data
     statistics count the cut demos and their lost supervised tokens, and the progress callback hears it."""
+    from reharness.envs.registry import BUILTIN_KITS
     from reharness.training.tiny.train import build_dataset
 
-    recipe = recipe_for("household", "micro").with_overrides(steps=4, batch_size=1)
+    recipe = recipe_for(next(iter(BUILTIN_KITS)), "micro").with_overrides(steps=4, batch_size=1)
     _, whole, whole_stats = build_dataset(recipe, seed=0)  # the same demos and tokenizer, uncut
     assert whole_stats["truncated_demos"] == 0
+    cut_at = sorted(len(ids) for ids in whole["input_ids"])[len(whole) // 2]  # the longer half is cut
     heard: list[tuple[str, int, int, dict[str, float]]] = []
     _, cut, stats = build_dataset(
-        recipe.with_overrides(max_length=1000), seed=0, progress=lambda *event: heard.append(event)
+        recipe.with_overrides(max_length=cut_at), seed=0, progress=lambda *event: heard.append(event)
     )
     long = [
         mask
         for ids, mask in zip(whole["input_ids"], whole["assistant_masks"], strict=True)
-        if len(ids) > 1000
+        if len(ids) > cut_at
     ]
-    assert (
-        0 < len(long) < len(whole) and stats["truncated_demos"] == len(long) and stats["max_length"] == 1000
-    )
-    assert stats["truncated_supervised_tokens"] == sum(sum(mask[1000:]) for mask in long) > 0
-    assert max(len(row) for row in cut["input_ids"]) == 1000
+    assert 0 < len(long) < len(whole)
+    assert stats["truncated_demos"] == len(long) and stats["max_length"] == cut_at
+    assert stats["truncated_supervised_tokens"] == sum(sum(mask[cut_at:]) for mask in long) > 0
+    assert max(len(row) for row in cut["input_ids"]) == cut_at
     assert [(phase, step, total) for phase, step, total, _ in heard if phase == "truncated"] == [
         ("truncated", len(long), recipe.num_demos)
     ]

@@ -125,6 +125,28 @@ async def test_batches_can_come_from_valid(tmp_path: Path) -> None:
     assert "(`valid` tasks)" in (tmp_path / "report.md").read_text()
 
 
+def test_cli_starts_from_the_given_harness_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--harness: every baseline, candidate and held-out run uses the file's fields (here a reply budget and
+    the admissible list shown); --max-steps still sets the step limit on top of the file's."""
+    monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", ClumsySolver)
+    harness = tmp_path / "short.yaml"
+    harness.write_text("step_limit: 30\nshow_admissible: true\nsampling:\n  max_tokens: 77\n")
+    out = tmp_path / "out"
+    code, stdout, _ = _cli(
+        "improve", "--env", "household", "--agent", "clumsy", "--engineer", "operators", "--batch-size", "4",
+        "--k", "1", "--eval-n", "4", "--max-steps", "9", "--harness", str(harness), "--out", str(out),
+        "--json",
+    )  # fmt: skip
+    assert code == 0, stdout
+    metas = [RunStore(p.parent).read_meta() for p in sorted((out / "runs").glob("**/run.json"))]
+    assert len(metas) >= 3  # the round's baseline, a candidate's rerun, the held-out pair
+    for meta in metas:
+        used = meta.harness["config"]
+        assert used["show_admissible"] is True and used["sampling"]["max_tokens"] == 77
+        assert used["step_limit"] == 9
+    assert json.loads((out / "result.json").read_text())["config"]["harness"] == str(harness)
+
+
 def _cli(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr

@@ -20,6 +20,7 @@ from reharness.cli.common import (
     RetryErrors,
     agent_options,
     friendly_errors,
+    input_file,
     output_dir,
     stderr,
     stdout,
@@ -107,8 +108,16 @@ def improve(
         Path,
         typer.Option(callback=output_dir, help="Output directory (patch, candidate table, report, runs)."),
     ] = Path("improve"),
+    harness: Annotated[
+        Path | None,
+        typer.Option(
+            callback=input_file,
+            help="Harness YAML to start from (fields override the env's base; e.g. a reply budget and step "
+            "limit for a slow model). Default: the env's base harness.",
+        ),
+    ] = None,
     max_steps: Annotated[
-        int | None, typer.Option(help="Step limit per episode (default: the environment's).")
+        int | None, typer.Option(help="Step limit per episode (default: the harness's).")
     ] = None,
     concurrency: Annotated[int, typer.Option(help="Episodes run concurrently per batch.")] = 8,
     no_prefix_reuse: Annotated[
@@ -162,6 +171,7 @@ def improve(
         eval_n=eval_n,
         seed=seed,
         out=str(out),
+        harness=None if harness is None else str(harness),
         max_steps=max_steps,
         concurrency=concurrency,
         prefix_reuse=not no_prefix_reuse,

@@ -34,6 +34,11 @@ class ImproveConfig(BaseModel):
     eval_n: int = Field(200, gt=0)
     seed: int = 0
     out: str = "improve"
+    harness: str | None = Field(
+        None,
+        description="Harness YAML the loop starts from (fields override the env's base harness; "
+        "--max-steps applies on top). Default: the env's base harness.",
+    )
     max_steps: int | None = Field(None, gt=0)
     concurrency: int = Field(8, gt=0, le=256)
     candidate_timeout_s: float | None = Field(1800.0, gt=0)

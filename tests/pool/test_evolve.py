@@ -111,6 +111,17 @@ def test_holdout_direction_is_left_out(tmp_path: Path) -> None:
     assert "held out: action_validity" in (tmp_path / "pool" / "report.md").read_text()
 
 
+def test_harness_file_is_h0_of_the_evolution(tmp_path: Path) -> None:
+    """harness: H0 (and so every candidate's base and the frozen pool's H0) is the file's harness."""
+    harness = tmp_path / "h0.yaml"
+    harness.write_text("step_limit: 7\nshow_admissible: true\n")
+    result = _evolve(tmp_path / "pool", harness=str(harness), generations=1, directions="action_validity")
+    assert result.pool.h0.step_limit == 7 and result.pool.h0.show_admissible is True
+    assert all(s.base == result.pool.h0 for s in result.pool.siblings)
+    runs = [json.loads(p.read_text()) for p in (tmp_path / "pool" / "evolve" / "runs").glob("**/run.json")]
+    assert runs and all(r["harness"]["config"]["step_limit"] == 7 for r in runs)
+
+
 def test_bad_options() -> None:
     with pytest.raises(ConfigError, match="size"):
         EvolveConfig.build(**(OPTIONS | {"size": 0}))

@@ -42,6 +42,30 @@ def test_build_freezes_the_named_siblings_and_measures_their_profile(tmp_path: P
     assert set(profile.cells) == {s.id for s in pool.siblings}
 
 
+def test_harness_file_is_h0_of_the_pool_and_of_its_profile(tmp_path: Path) -> None:
+    """--harness: H0 is the file's harness (here a step limit and a reply budget), every sibling is that H0
+    plus its patch, and the profile's episodes ran under it."""
+    harness = tmp_path / "short.yaml"
+    harness.write_text("step_limit: 3\nsampling:\n  max_tokens: 61\n")
+    out = tmp_path / "pool"
+    code, stdout, stderr = _cli(
+        "pool", "build", "--env", "household", "--agent", "random", "--harness", str(harness),
+        "--sibling", "loop_recovery=loop_breaker", "--valid-n", "3", "--concurrency", "3", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, stdout + stderr
+    pool = load_pool(out)
+    assert pool.h0.step_limit == 3 and pool.h0.sampling.max_tokens == 61
+    assert pool.siblings[0].base == pool.h0
+    runs = [json.loads(p.read_text()) for p in (out / "build" / "runs").glob("**/run.json")]
+    assert runs and all(r["harness"]["config"]["step_limit"] == 3 for r in runs)
+    steps = [
+        len(json.loads(line)["steps"])
+        for p in (out / "build" / "runs").glob("**/episodes.jsonl")
+        for line in p.read_text().splitlines()
+    ]
+    assert steps and max(steps) <= 3
+
+
 def test_a_patch_file_names_a_sibling_too(tmp_path: Path) -> None:
     from reharness.engineer.operators.registry import get_operator
 

@@ -198,6 +198,17 @@ GgufFile = Annotated[
     typer.Option(help="With --agent hf:DIR: the GGUF file inside DIR to load (when DIR holds several)."),
 ]
 
+#: ``--harness`` of the commands that start from a harness H0 (``improve``, ``pool build``, ``pool evolve``).
+StartHarness = Annotated[
+    Path | None,
+    typer.Option(
+        "--harness",
+        callback=input_file,
+        help="Harness YAML to start from as H0 (fields override the env's base harness; e.g. a reply budget "
+        "and step limit for a slow model). Default: the env's base harness.",
+    ),
+]
+
 
 def agent_options(agent: str, device: str | None, gguf_file: str | None) -> dict[str, str]:
     """``--device`` / ``--gguf-file`` as the backend's options, checked before anything runs."""

@@ -18,9 +18,9 @@ from reharness.cli.common import (
     Device,
     GgufFile,
     RetryErrors,
+    StartHarness,
     agent_options,
     friendly_errors,
-    input_file,
     output_dir,
     stderr,
     stdout,
@@ -108,14 +108,7 @@ def improve(
         Path,
         typer.Option(callback=output_dir, help="Output directory (patch, candidate table, report, runs)."),
     ] = Path("improve"),
-    harness: Annotated[
-        Path | None,
-        typer.Option(
-            callback=input_file,
-            help="Harness YAML to start from (fields override the env's base; e.g. a reply budget and step "
-            "limit for a slow model). Default: the env's base harness.",
-        ),
-    ] = None,
+    harness: StartHarness = None,
     max_steps: Annotated[
         int | None, typer.Option(help="Step limit per episode (default: the harness's).")
     ] = None,

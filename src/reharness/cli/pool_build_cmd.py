@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
+from reharness.cli.common import StartHarness, check_specs, friendly_errors, output_dir, stderr, stdout
 from reharness.cli.pool_evolve_cmd import _pool_spec
 from reharness.cli.progress import RichEvents, batch_progress
 
@@ -34,6 +34,7 @@ def build_command(
     directions: Annotated[
         str | None, typer.Option(help="A directions YAML file adding to the built-in directions.")
     ] = None,
+    harness: StartHarness = None,
     profile: Annotated[
         bool, typer.Option(help="Measure the behaviour profile on `valid` tasks (the router's evidence).")
     ] = True,
@@ -44,18 +45,21 @@ def build_command(
 ) -> None:
     """Freeze a pool of hand-picked siblings (no evolution): for an environment where no repair lifts the
     greedy policy but sampled groups may still be rescued (e.g. hint-giving siblings on db)."""
+    from reharness.envs.registry import resolve_env_name
     from reharness.pool.build import build_pool
     from reharness.pool.measure import measure_pool_profile
     from reharness.pool.policy_ref import policy_ref
     from reharness.runtime.agent_specs import make_agent
+    from reharness.runtime.harness import load_harness_config
 
     check_specs([env], agents=[agent])
+    h0 = None if harness is None else load_harness_config(harness, resolve_env_name(env).name)
     policy = make_agent(agent, notify=stderr.print)
     progress = batch_progress(transient=as_json)
 
     async def go() -> tuple[Any, Any]:
         try:
-            pool = build_pool(env, sibling, policy_ref(agent, policy), directions)
+            pool = build_pool(env, sibling, policy_ref(agent, policy), directions, h0)
             pool.save(out)
             (out / "profile.json").unlink(missing_ok=True)  # a profile left there belongs to another pool
             if not profile:

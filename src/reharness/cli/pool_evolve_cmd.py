@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from reharness.cli.common import check_specs, friendly_errors, output_dir, stderr, stdout
+from reharness.cli.common import StartHarness, check_specs, friendly_errors, output_dir, stderr, stdout
 from reharness.cli.pool_route import Rank1Prior
 from reharness.cli.progress import RichEvents, batch_progress
 from reharness.cli.scale import Executor, ExecutorKind, RayActors, RayAddress, build_executor, on_executor
@@ -90,6 +90,7 @@ def evolve_command(
             "is reused, and some lengthen the context a lot).",
         ),
     ] = False,
+    harness: StartHarness = None,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     out: Annotated[
         Path, typer.Option(callback=output_dir, help="Pool directory (pool.json, patches, report, runs).")
@@ -123,6 +124,7 @@ def evolve_command(
         config_mutations=not no_config_mutations,
         seed=seed,
         out=str(out),
+        harness=None if harness is None else str(harness),
         concurrency=concurrency,
     )
     episodes_on = build_executor(executor, ray_address, ray_actors)  # Ray: connected, nothing written yet

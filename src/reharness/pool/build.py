@@ -19,7 +19,7 @@ from reharness.patches.model import Patch, load_patch
 from reharness.pool.directions import load_directions, select_directions
 from reharness.pool.pool import PolicyRef, Pool
 from reharness.pool.sibling import Provenance, Sibling
-from reharness.runtime.harness import base_harness_config
+from reharness.runtime.harness import HarnessConfig, base_harness_config
 
 _SPEC_HINT = "write --sibling DIRECTION=OPERATOR[+OPERATOR…] or --sibling DIRECTION=PATCH_FILE"
 
@@ -57,15 +57,17 @@ def build_pool(
     specs: Sequence[str],
     policy: PolicyRef,
     directions: str | Path | None = None,
+    h0: HarnessConfig | None = None,
 ) -> Pool:
-    """A pool of the siblings ``specs`` name (see the module docstring), on ``env``'s base harness H0."""
+    """A pool of the siblings ``specs`` name (see the module docstring), on ``h0`` (default: ``env``'s base
+    harness): every sibling is H0 plus its patch."""
     from reharness.envs.registry import resolve_env_name
 
     env = resolve_env_name(env).name
     if not specs:
         raise ConfigError("pool build needs at least one --sibling", hint=_SPEC_HINT)
     known = load_directions(directions)
-    h0 = base_harness_config(env)
+    h0 = h0 or base_harness_config(env)
     siblings: list[Sibling] = []
     for number, spec in enumerate(specs, start=1):
         name, items = parse_sibling_spec(spec)

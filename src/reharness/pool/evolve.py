@@ -46,7 +46,7 @@ from reharness.pool.pool import Pool
 from reharness.pool.sibling import Provenance, Sibling
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec
-from reharness.runtime.harness import HarnessConfig, base_harness_config
+from reharness.runtime.harness import HarnessConfig, base_harness_config, load_harness_config
 from reharness.store.records import EpisodeRecord
 
 
@@ -77,6 +77,9 @@ class EvolveConfig(BaseModel):
     )
     seed: int = 0
     out: str = "pool"
+    harness: str | None = Field(
+        None, description="Harness YAML H0 is read from (fields override the env's base harness)."
+    )
     concurrency: int = Field(16, gt=0, le=256)
     prefix_reuse: bool = True
     config_mutations: bool = Field(
@@ -156,7 +159,11 @@ class Evolution:
         self.out = Path(config.out)
         self.work = self.out / "evolve"
         self.runs = self.work / "runs"
-        self.h0 = base_harness_config(config.env)
+        self.h0 = (
+            load_harness_config(config.harness, config.env)
+            if config.harness
+            else base_harness_config(config.env)
+        )
         chosen = load_directions(config.directions)
         if config.holdout_direction:
             select_directions(chosen, [config.holdout_direction])  # an unknown name is an error

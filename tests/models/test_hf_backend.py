@@ -66,6 +66,17 @@ def test_seeded_sampling_reproduces_and_depends_on_the_seed(backend: HFBackend) 
     assert [r.completion_token_ids for r in other] != [r.completion_token_ids for r in first]
 
 
+async def decoding_started(backend: HFBackend, timeout: float = 30.0) -> None:
+    """Wait until the backend has formed the next pass (its rows are read and decoding begins), so that a
+    request sent now joins a running batch however loaded the machine is (a fixed sleep did not)."""
+    batches = backend.stats.batches
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while backend.stats.batches == batches:
+        assert loop.time() < deadline, "the backend formed no pass"
+        await asyncio.sleep(0.005)
+
+
 def test_micro_batching_merges_concurrent_requests_and_measures_drift(backend: HFBackend) -> None:
     """Same requests alone vs micro-batched: how often does batching (padding) change a reply?"""
     reqs = [request(i, temperature=0.0 if i % 2 else 0.8, max_tokens=8) for i in range(24)]
@@ -98,7 +109,7 @@ async def test_requests_join_a_running_batch_and_short_replies_return_first(mode
     backend.reader.prefix.clear()
     joins = backend.stats.joins
     running = asyncio.create_task(backend.complete(long))
-    await asyncio.sleep(0.05)
+    await decoding_started(backend)
     together = []
     for r in shorts:
         together.append(await backend.complete(r))
@@ -122,7 +133,7 @@ async def test_a_failing_pass_answers_every_request_in_it_joining_ones_too(model
     long = request(0, max_tokens=120)
     poison = request(1).model_copy(update={"messages": (Message(role="user", content="zzpoisonzz"),)})
     running = asyncio.create_task(backend.complete(long))
-    await asyncio.sleep(0.05)
+    await decoding_started(backend)
     failed = await asyncio.wait_for(backend.complete(poison), 30)
     first = await asyncio.wait_for(running, 30)
     assert failed.error is not None and "IndexError" in failed.error

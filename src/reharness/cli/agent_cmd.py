@@ -35,6 +35,15 @@ def train(
     batch_size: Annotated[
         int | None, typer.Option(min=1, help="Episodes per step (default: the recipe's).")
     ] = None,
+    demos: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Demonstrations (distinct train tasks) to train on; the steps stay, the passes over them "
+            "change (default: the recipe's). Fewer leave train tasks unseen (`experiment s "
+            "--unseen-tasks`).",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of demonstrations, initialisation and data order.")] = 0,
     out: Annotated[
         Path | None,
@@ -93,6 +102,8 @@ def train(
         near_miss=near_miss,
         **notes,
     )
+    if demos is not None:  # epochs = passes over the demos: steps * batch / demos
+        recipe = recipe.with_overrides(epochs=recipe.steps * recipe.batch_size / demos)
     init_dir = resolve_init(init) if init else None
     target = out or cache_dir(f"{env_name}-{size}")
     command = (

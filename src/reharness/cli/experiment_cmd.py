@@ -32,6 +32,7 @@ from reharness.cli.train_policy_cmd import (
     RewrittenTurns,
     Route,
     RouteName,
+    UnseenTasks,
     VoteK,
 )
 from reharness.training.data import BATCH_CONCURRENCY
@@ -262,6 +263,7 @@ def s(
     lora_rank: Annotated[
         int, typer.Option(min=0, help="LoRA rank of every method's training (0: all weights; needs peft).")
     ] = 0,
+    unseen_tasks: UnseenTasks = False,
     test_n: Annotated[int, typer.Option(min=1, help="Held-out test tasks per policy.")] = 50,
     equal_rollouts: Annotated[
         bool,
@@ -304,7 +306,7 @@ def s(
         judge_model=judge_model, profile_samples=profile_samples, rewritten_turns=rewritten_turns.value,
         steps=steps, k=k,
         tasks_per_step=tasks_per_step, temperature=temperature, learning_rate=learning_rate,
-        lora_rank=lora_rank, test_n=test_n,
+        lora_rank=lora_rank, unseen_tasks=unseen_tasks, test_n=test_n,
         equal_rollouts=equal_rollouts, reanchor_every=reanchor_every, reanchor_n=reanchor_n,
         concurrency=concurrency, seed=seed, test_seed=test_seed, out=str(out),
     )  # fmt: skip

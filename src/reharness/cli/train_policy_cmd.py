@@ -61,6 +61,15 @@ Judges = Annotated[
 JudgeModel = Annotated[
     str | None, typer.Option(help="vote: add an LLM judge on this model spec (e.g. openai:MODEL@URL).")
 ]
+#: ``--unseen-tasks`` of ``train policy`` and ``experiment s``.
+UnseenTasks = Annotated[
+    bool,
+    typer.Option(
+        "--unseen-tasks",
+        help="Train only on train tasks the start policy was not shown as demonstrations (a tiny agent "
+        "trained with fewer demos than tasks: `agent train --demos N`).",
+    ),
+]
 ReanchorAtStart = Annotated[
     bool,
     typer.Option(
@@ -174,6 +183,7 @@ def policy_command(
     no_audit: Annotated[
         bool, typer.Option("--no-audit", help="Reward sibling successes without replaying them in H0.")
     ] = False,
+    unseen_tasks: UnseenTasks = False,
     save_steps: Annotated[int, typer.Option(min=1, help="Checkpoint every N steps.")] = 5,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes decoded together.")] = 64,
     seed: Annotated[int, typer.Option(help="Seed (task stream, rollouts, router).")] = 0,
@@ -225,6 +235,7 @@ def policy_command(
         micro_batches=micro_batches,
         lora_rank=lora_rank,
         audit=not no_audit,
+        unseen_tasks=unseen_tasks,
         save_steps=save_steps,
         concurrency=concurrency,
         seed=seed,

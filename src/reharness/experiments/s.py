@@ -173,6 +173,7 @@ def train_method(
         temperature=config.temperature,
         learning_rate=config.learning_rate,
         lora_rank=config.lora_rank,
+        unseen_tasks=config.unseen_tasks,
         reanchor_every=config.reanchor_every if routed else 0,
         reanchor_n=config.reanchor_n,
         micro_batches=config.micro_batches,

@@ -58,6 +58,9 @@ class SConfig(BaseModel):
     temperature: float = Field(1.0, gt=0, description="Sampling temperature of training rollouts.")
     learning_rate: float = Field(2e-4, gt=0, description="GRPO learning rate of every method.")
     lora_rank: int = Field(0, ge=0, description="LoRA rank of every method's training (0: all weights).")
+    unseen_tasks: bool = Field(
+        False, description="Train every method only on train tasks the start policy never saw as demos."
+    )
     test_n: int = Field(50, gt=0, description="Held-out test tasks every policy is evaluated on.")
     equal_rollouts: bool = Field(True, description="Also train none until its rollouts match router's.")
     reanchor_every: int = Field(

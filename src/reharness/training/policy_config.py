@@ -87,6 +87,11 @@ class PolicyTrainConfig(BaseModel):
     reanchor_n: int = Field(40, gt=0, description="valid tasks per re-anchoring.")
     audit: bool = Field(True, description="Replay rescued successes in H0's env; unconfirmed ones get 0.")
     split: Literal["train"] = "train"
+    unseen_tasks: bool = Field(
+        False,
+        description="Draw training tasks only from the train tasks the start policy was not shown as "
+        "demonstrations (a tiny agent's provenance; training/unseen_tasks.py).",
+    )
     learning_rate: float = Field(2e-4, gt=0)
     epsilon: float = Field(0.2, gt=0, lt=1)
     epsilon_high: float = Field(0.28, gt=0, lt=1)

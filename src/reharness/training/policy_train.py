@@ -124,9 +124,10 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
     from transformers import TrainerCallback
     from transformers.trainer_utils import get_last_checkpoint
 
-    from reharness.envs.registry import make_env
+    from reharness.envs.registry import make_env, resolve_env_name
     from reharness.models.hf_backend import agent_defaults, load_model_dir, write_agent_defaults
     from reharness.training.progress import progress_callbacks, quiet
+    from reharness.training.unseen_tasks import unseen_task_indices
 
     datasets.disable_progress_bars()
     out = Path(config.out)
@@ -137,8 +138,13 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
     env = make_env(config.env, split=config.split)
     total = env.num_tasks()
     env.close()
+    indices = (
+        unseen_task_indices(start_dir, resolve_env_name(config.env).name, config.split, total)
+        if config.unseen_tasks
+        else range(total)
+    )
     dataset = datasets.Dataset.from_list(
-        [{"prompt": [{"role": "user", "content": f"task {i}"}], "task_index": i} for i in range(total)]
+        [{"prompt": [{"role": "user", "content": f"task {i}"}], "task_index": i} for i in indices]
     )
     from reharness.runtime.dispatch import current_executor
 

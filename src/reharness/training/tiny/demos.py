@@ -27,6 +27,7 @@ from typing import Any
 
 from reharness.core.agent import Agent
 from reharness.core.env_protocol import TextEnvLike
+from reharness.core.errors import ConfigError
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse, Message
 from reharness.envs.registry import find_kit, make_env
@@ -302,6 +303,18 @@ def render_demo(
     )
 
 
+def demo_task_indices(env_name: str, n: int, seed: int, split: str, num_tasks: int) -> list[int]:
+    """The task indices of ``split`` whose demonstrations a tiny agent of ``seed`` is trained on (a seeded
+    sample of ``n``), recomputable from its provenance (:mod:`reharness.training.unseen_tasks`)."""
+    if n > num_tasks:
+        raise ConfigError(
+            f"{n} demonstrations asked of {env_name}'s {num_tasks} {split} tasks (one per task)",
+            hint=f"ask for at most {num_tasks} (`agent train --demos N`, or fewer --steps / a larger epochs)",
+        )
+    rng = random.Random(derive_seed("demo-tasks", env_name, split, seed))
+    return rng.sample(range(num_tasks), n)
+
+
 def iter_demos(
     env_name: str,
     n: int,
@@ -316,9 +329,7 @@ def iter_demos(
     """Render ``n`` demonstrations from ``split`` (task ``i`` of a seeded sample; deterministic)."""
     harness = Harness.base(env_name)
     env = make_env(env_name, split=split, **harness.config.env_options)
-    rng = random.Random(derive_seed("demo-tasks", env_name, split, seed))
-    indices = rng.sample(range(env.num_tasks()), n)
-    for index in indices:
+    for index in demo_task_indices(env_name, n, seed, split, env.num_tasks()):
         yield render_demo(
             env, env_name, harness, index, seed, perturb_prob, thoughts, interventions, repeat_prob, near_miss
         )

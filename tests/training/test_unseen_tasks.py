@@ -104,3 +104,30 @@ def test_agent_train_demos_sets_how_many_tasks_are_seen(tmp_path: Path) -> None:
     assert provenance["data"]["episodes"] == 3 and provenance["recipe"]["steps"] == 2
     total = make_env(env_name, split="train").num_tasks()
     assert len(unseen_task_indices(out, env_name, "train", total)) == total - 3
+
+
+def test_experiment_s_refuses_unknowable_unseen_tasks_before_writing_anything(tmp_path: Path) -> None:
+    pytest.importorskip("trl")
+    from typer.testing import CliRunner
+
+    from reharness.cli.main import app
+    from reharness.models.registry import resolve_tiny
+
+    start = tmp_path / "agent"
+    shutil.copytree(resolve_tiny("household-S"), start)
+    (start / "provenance.json").unlink()  # e.g. a policy trained by `train policy`: no demos recorded
+    out = tmp_path / "s"
+    args = [
+        "experiment",
+        "s",
+        "--env",
+        "household",
+        "--agent",
+        f"hf:{start}",
+        "--unseen-tasks",
+        "--out",
+        str(out),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0 and "no provenance.json" in result.output
+    assert not out.exists()

@@ -105,6 +105,10 @@ def check_inputs(config: SConfig) -> None:
         check_trainable(agent)
         if config.pool is not None:
             check_pool(config.pool_for(env), env, template=len(config.envs) > 1)
+        if config.unseen_tasks:  # which tasks are unseen is known before any pool is evolved or trained
+            from reharness.training.unseen_tasks import check_unseen_tasks
+
+            check_unseen_tasks(agent, env)
 
 
 def _check_same_experiment(out: Path, config: SConfig) -> None:

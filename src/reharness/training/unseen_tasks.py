@@ -54,3 +54,17 @@ def unseen_task_indices(start_dir: Path, env: str, split: str, num_tasks: int) -
             f"below {num_tasks}), or drop --unseen-tasks",
         )
     return unseen
+
+
+def check_unseen_tasks(agent: str, env: str, split: str = "train") -> int:
+    """How many ``split`` tasks of ``env`` the start policy ``agent`` never saw, or the error
+    :func:`unseen_task_indices` gives — before any pool is evolved or any method trained."""
+    from reharness.envs.registry import make_env
+    from reharness.training.policy_train import policy_model_dir
+
+    task_env = make_env(env, split=split)
+    try:
+        total = task_env.num_tasks()
+    finally:
+        task_env.close()
+    return len(unseen_task_indices(policy_model_dir(agent), env, split, total))

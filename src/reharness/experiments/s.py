@@ -106,9 +106,10 @@ def check_inputs(config: SConfig) -> None:
         if config.pool is not None:
             check_pool(config.pool_for(env), env, template=len(config.envs) > 1)
         if config.unseen_tasks:  # which tasks are unseen is known before any pool is evolved or trained
+            from reharness.training.policy_train import policy_model_dir
             from reharness.training.unseen_tasks import check_unseen_tasks
 
-            check_unseen_tasks(agent, env)
+            check_unseen_tasks(policy_model_dir(agent), env)
 
 
 def _check_same_experiment(out: Path, config: SConfig) -> None:

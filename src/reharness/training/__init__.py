@@ -21,6 +21,7 @@ The policy (Harness-S):
 
 - :mod:`.policy_config`: the validated options of ``reharness train policy``;
 - :mod:`.policy_train`: ``reharness train policy`` from start to model directory;
+- :mod:`.unseen_tasks`: ``--unseen-tasks``: the train tasks a tiny start policy was not shown as demos;
 - :mod:`.policy_grpo`: TRL's ``GRPOTrainer`` whose rollouts are our episodes;
 - :mod:`.rollouts`: training rollouts: real episodes of the policy being trained, through our runtime;
 - :mod:`.ray_rollouts`: ``--executor ray``: a step's rollouts played by Ray actors holding policy copies;

@@ -1,13 +1,13 @@
 """The training tasks a start policy never saw: ``--unseen-tasks`` of ``train policy`` and ``experiment s``.
 
 A tiny agent is trained on solver demonstrations of a seeded sample of its environment's train tasks. Rescue
-training on those same tasks measures little: the agent wins most of its groups there (on twx-coin 54% of
-rollouts at temperature 1, and only 3 of 40 groups failed entirely), so there are few all-failed groups for
-a sibling to rescue. With ``--unseen-tasks`` the task stream holds only the train tasks that were not among
-its demonstrations, recomputed from the agent's ``provenance.json`` (seed, split and demo count;
-:func:`reharness.training.tiny.demos.demo_task_indices`). Only the demonstrations of the start policy's own
-``agent train`` are known: a model it continued from (``--init``) or a policy trained afterwards records no
-demos, so those are refused with the reason.
+training on those same tasks measures little: the agent wins most of its groups there (a text-game agent
+trained on every train game won 54% of its rollouts at temperature 1, and only 3 of 40 groups failed
+entirely), so there are few all-failed groups for a sibling to rescue. With ``--unseen-tasks`` the task
+stream holds only the train tasks that were not among its demonstrations, recomputed from the agent's
+``provenance.json`` (seed, split and demo count; :func:`reharness.training.tiny.demos.demo_task_indices`).
+Only the demonstrations of the start policy's own ``agent train`` are known: a model it continued from
+(``--init``) or a policy trained afterwards records no demos, so those are refused with the reason.
 """
 
 from __future__ import annotations
@@ -56,15 +56,14 @@ def unseen_task_indices(start_dir: Path, env: str, split: str, num_tasks: int) -
     return unseen
 
 
-def check_unseen_tasks(agent: str, env: str, split: str = "train") -> int:
-    """How many ``split`` tasks of ``env`` the start policy ``agent`` never saw, or the error
+def check_unseen_tasks(start_dir: Path, env: str, split: str = "train") -> int:
+    """How many ``split`` tasks of ``env`` the start policy in ``start_dir`` never saw, or the error
     :func:`unseen_task_indices` gives — before any pool is evolved or any method trained."""
     from reharness.envs.registry import make_env
-    from reharness.training.policy_train import policy_model_dir
 
     task_env = make_env(env, split=split)
     try:
         total = task_env.num_tasks()
     finally:
         task_env.close()
-    return len(unseen_task_indices(policy_model_dir(agent), env, split, total))
+    return len(unseen_task_indices(start_dir, env, split, total))

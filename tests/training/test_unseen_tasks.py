@@ -1,8 +1,9 @@
 """``--unseen-tasks``: rescue training on the train tasks a tiny start policy was not shown as demos.
 
 The demo tasks are recomputed from the agent's provenance; the test checks them against the demos the
-trainer's own renderer produces, then runs one real GRPO step from the shipped household agent whose
-provenance says it saw all but two train tasks, so those two are the only tasks the step may draw."""
+trainer's own renderer produces, then runs one real GRPO step from a shipped tiny agent whose provenance
+says it saw all but two train tasks, so those two are the only tasks the step may draw. The environment is
+the registry's first built-in, whichever that is."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from reharness.envs.registry import BUILTIN_KITS, make_env
 from reharness.training.tiny.demos import demo_task_indices, iter_demos
 from reharness.training.unseen_tasks import unseen_task_indices
 
+ENV = next(iter(BUILTIN_KITS))
+
 
 def provenance_dir(root: Path, env: str, demos: int, seed: int = 0, **extra: object) -> Path:
     root.mkdir(parents=True, exist_ok=True)
@@ -26,36 +29,31 @@ def provenance_dir(root: Path, env: str, demos: int, seed: int = 0, **extra: obj
 
 
 def test_unseen_tasks_are_exactly_the_tasks_no_demo_came_from(tmp_path: Path) -> None:
-    env_name = next(iter(BUILTIN_KITS))
-    env = make_env(env_name, split="train")
+    env = make_env(ENV, split="train")
     total = env.num_tasks()
-    rendered = {demo.task_id for demo in iter_demos(env_name, 5, seed=3)}
-    unseen = unseen_task_indices(provenance_dir(tmp_path, env_name, 5, seed=3), env_name, "train", total)
+    rendered = {demo.task_id for demo in iter_demos(ENV, 5, seed=3)}
+    unseen = unseen_task_indices(provenance_dir(tmp_path, ENV, 5, seed=3), ENV, "train", total)
     assert len(rendered) == 5 and len(unseen) == total - 5
     assert rendered == {env.get_task(i).task_id for i in set(range(total)) - set(unseen)}
     assert unseen == sorted(unseen)
 
 
 @pytest.mark.parametrize(
-    ("write", "says"),
+    ("written", "trained_env", "demos", "extra", "says"),
     [
-        (None, "no provenance.json"),
-        ({"demos": 5, "init": {"path": "x"}}, "continued training from another model"),
-        ({"demos": 5, "env": "elsewhere"}, "was trained on 'elsewhere'"),
-        ({"demos": "all"}, "none is left unseen"),
+        (False, ENV, 5, {}, "no provenance.json"),
+        (True, ENV, 5, {"init": {"path": "x"}}, "continued training from another model"),
+        (True, "elsewhere", 5, {}, "was trained on 'elsewhere'"),
+        (True, ENV, 50, {}, "none is left unseen"),  # all 50 tasks were demos
     ],
 )
 def test_what_cannot_be_known_or_is_not_left_is_refused(
-    tmp_path: Path, write: dict[str, object] | None, says: str
+    tmp_path: Path, written: bool, trained_env: str, demos: int, extra: dict[str, object], says: str
 ) -> None:
-    env_name = next(iter(BUILTIN_KITS))
-    total = 50
-    if write is not None:
-        demos = total if write["demos"] == "all" else int(write["demos"])  # type: ignore[call-overload]
-        extra = {"init": write["init"]} if "init" in write else {}
-        provenance_dir(tmp_path, str(write.get("env", env_name)), demos, **extra)  # type: ignore[arg-type]
+    if written:
+        provenance_dir(tmp_path, trained_env, demos, **extra)
     with pytest.raises(ConfigError, match=says):
-        unseen_task_indices(tmp_path, env_name, "train", total)
+        unseen_task_indices(tmp_path, ENV, "train", 50)
 
 
 def test_more_demos_than_tasks_is_a_clear_error() -> None:
@@ -70,16 +68,16 @@ def test_a_step_draws_only_unseen_tasks(tmp_path: Path) -> None:
     from reharness.training.policy_train import train_policy
 
     start = tmp_path / "agent"
-    shutil.copytree(resolve_tiny("household-S"), start)
-    total = make_env("household", split="train").num_tasks()
+    shutil.copytree(resolve_tiny(f"{ENV}-S"), start)
+    total = make_env(ENV, split="train").num_tasks()
     provenance = json.loads((start / "provenance.json").read_text())
     provenance["data"]["episodes"] = total - 2  # as if it had seen every train task but two
     (start / "provenance.json").write_text(json.dumps(provenance))
-    left = unseen_task_indices(start, "household", "train", total)
+    left = unseen_task_indices(start, ENV, "train", total)
     assert len(left) == 2
     out = tmp_path / "policy"
     config = PolicyTrainConfig(
-        env="household", agent=f"hf:{start}", rescue="none", k=2, tasks_per_step=2, micro_batches=2, steps=1,
+        env=ENV, agent=f"hf:{start}", rescue="none", k=2, tasks_per_step=2, micro_batches=2, steps=1,
         unseen_tasks=True, concurrency=4, out=str(out),
     )  # fmt: skip
     train_policy(config)
@@ -95,15 +93,14 @@ def test_agent_train_demos_sets_how_many_tasks_are_seen(tmp_path: Path) -> None:
 
     from reharness.cli.main import app
 
-    env_name = next(iter(BUILTIN_KITS))
     out = tmp_path / "agent"
-    args = ["agent", "train", "--env", env_name, "--size", "micro", "--steps", "2", "--batch-size", "1"]
+    args = ["agent", "train", "--env", ENV, "--size", "micro", "--steps", "2", "--batch-size", "1"]
     result = CliRunner().invoke(app, [*args, "--demos", "3", "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
     provenance = json.loads((out / "provenance.json").read_text())
     assert provenance["data"]["episodes"] == 3 and provenance["recipe"]["steps"] == 2
-    total = make_env(env_name, split="train").num_tasks()
-    assert len(unseen_task_indices(out, env_name, "train", total)) == total - 3
+    total = make_env(ENV, split="train").num_tasks()
+    assert len(unseen_task_indices(out, ENV, "train", total)) == total - 3
 
 
 def test_experiment_s_refuses_unknowable_unseen_tasks_before_writing_anything(tmp_path: Path) -> None:
@@ -114,20 +111,10 @@ def test_experiment_s_refuses_unknowable_unseen_tasks_before_writing_anything(tm
     from reharness.models.registry import resolve_tiny
 
     start = tmp_path / "agent"
-    shutil.copytree(resolve_tiny("household-S"), start)
+    shutil.copytree(resolve_tiny(f"{ENV}-S"), start)
     (start / "provenance.json").unlink()  # e.g. a policy trained by `train policy`: no demos recorded
     out = tmp_path / "s"
-    args = [
-        "experiment",
-        "s",
-        "--env",
-        "household",
-        "--agent",
-        f"hf:{start}",
-        "--unseen-tasks",
-        "--out",
-        str(out),
-    ]
+    args = ["experiment", "s", "--env", ENV, "--agent", f"hf:{start}", "--unseen-tasks", "--out", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0 and "no provenance.json" in result.output
     assert not out.exists()

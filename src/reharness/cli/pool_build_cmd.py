@@ -50,10 +50,10 @@ def build_command(
     from reharness.pool.measure import measure_pool_profile
     from reharness.pool.policy_ref import policy_ref
     from reharness.runtime.agent_specs import make_agent
-    from reharness.runtime.harness import load_harness_config
+    from reharness.runtime.harness import start_harness_config
 
     check_specs([env], agents=[agent])
-    h0 = None if harness is None else load_harness_config(harness, resolve_env_name(env).name)
+    h0 = start_harness_config(harness, resolve_env_name(env).name)
     policy = make_agent(agent, notify=stderr.print)
     progress = batch_progress(transient=as_json)
 

@@ -38,7 +38,7 @@ from reharness.failures.detectors import failure_codes
 from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.agents import GoldAgent
 from reharness.runtime.executor import BatchResult, RunSpec, run_resolved
-from reharness.runtime.harness import Harness, base_harness_config, load_harness_config
+from reharness.runtime.harness import Harness, start_harness_config
 from reharness.runtime.resolved import resolve_run
 from reharness.store.records import first_infrastructure_error
 
@@ -157,7 +157,7 @@ def run(
     """
     env_name = resolve_env_name(env).name
     check_pool_options(pool, route, harness, patch or [])
-    config = load_harness_config(harness, env_name) if harness else base_harness_config(env_name)
+    config = start_harness_config(harness, env_name)
     options = agent_options(agent, device, gguf_file)
     spec = build_options(
         RunSpec,

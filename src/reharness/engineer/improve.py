@@ -46,7 +46,7 @@ from reharness.patches.model import Patch
 from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec
-from reharness.runtime.harness import Harness, HarnessConfig, base_harness_config, load_harness_config
+from reharness.runtime.harness import Harness, HarnessConfig, start_harness_config
 from reharness.runtime.resolved import env_kwargs
 from reharness.store.records import EpisodeRecord
 
@@ -129,9 +129,7 @@ class _Loop:
     def __init__(self, config: ImproveConfig, events: Events) -> None:
         self.config, self.events = config, events
         self.env = resolve_env_name(config.env).name
-        base = (
-            load_harness_config(config.harness, self.env) if config.harness else base_harness_config(self.env)
-        )
+        base = start_harness_config(config.harness, self.env)
         if config.max_steps is not None:
             base = base.model_copy(update={"step_limit": config.max_steps})
         self.base: HarnessConfig = base

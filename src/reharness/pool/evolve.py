@@ -46,7 +46,7 @@ from reharness.pool.pool import Pool
 from reharness.pool.sibling import Provenance, Sibling
 from reharness.runtime.agents import Agent
 from reharness.runtime.executor import RunSpec
-from reharness.runtime.harness import HarnessConfig, base_harness_config, load_harness_config
+from reharness.runtime.harness import HarnessConfig, start_harness_config
 from reharness.store.records import EpisodeRecord
 
 
@@ -159,11 +159,7 @@ class Evolution:
         self.out = Path(config.out)
         self.work = self.out / "evolve"
         self.runs = self.work / "runs"
-        self.h0 = (
-            load_harness_config(config.harness, config.env)
-            if config.harness
-            else base_harness_config(config.env)
-        )
+        self.h0 = start_harness_config(config.harness, config.env)
         chosen = load_directions(config.directions)
         if config.holdout_direction:
             select_directions(chosen, [config.holdout_direction])  # an unknown name is an error

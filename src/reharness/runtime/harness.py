@@ -130,6 +130,12 @@ def load_harness_config(path: str | Path, env_name: str | None = None) -> Harnes
         raise _format_validation_error(str(path), exc) from exc
 
 
+def start_harness_config(path: str | Path | None, env_name: str) -> HarnessConfig:
+    """The harness a run, an ``improve`` loop or a pool starts from (``--harness``): the YAML at ``path``
+    over ``env_name``'s base harness, or that base itself when no file is given."""
+    return load_harness_config(path, env_name) if path else base_harness_config(env_name)
+
+
 class Harness:
     """A base runtime configuration plus ordered overlays."""
 

@@ -12,5 +12,10 @@ for E in household db shop; do
     [ -s $R/$E-improve-s$S.json ] || reharness improve --env $E --agent $M --engineer operators+lenient \
       --harness docs/results/smollm2/short.yaml --batch-size 10 --k 4 --eval-n 50 --seed $S --concurrency 8 \
       --out $R/$E-improve-s$S --json > $R/$E-improve-s$S.json 2> $R/$E-improve-s$S.log
+    # nothing accepted: improve runs no held-out set, so the base harness is measured on the same 50 tasks
+    if grep -q '"heldout": null' $R/$E-improve-s$S.json && [ ! -s $R/$E-base-s$S.json ]; then
+      reharness run --env $E --agent $M --harness docs/results/smollm2/short.yaml --split test --n 50 --seed $S \
+        --concurrency 8 --out $R/$E-base --json > $R/$E-base-s$S.json 2> $R/$E-base-s$S.log
+    fi
   done
 done

@@ -7,6 +7,7 @@ run, and every patched rerun built one more to check the plan again.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -14,12 +15,14 @@ import pytest
 from counter_env import CounterEnv
 
 from reharness.envs.kit import EnvKit
-from reharness.envs.registry import register_kit
+from reharness.envs.registry import get_kit, register_kit
 from reharness.measure.baseline import Target, get_baseline, run_measured
 from reharness.measure.paired import PairingError, check_pairing, evaluate_patch
 from reharness.patches import Patch
 from reharness.runtime import Harness, HarnessConfig, RunSpec, SolverAgent, resolve_run, run_batch
+from reharness.runtime.env_reuse import IDLE_ENVS, IdleEnvs
 from reharness.runtime.executor import planned_episodes
+from reharness.store.records import trajectory_digest
 
 
 class CountedCounter(CounterEnv):
@@ -82,3 +85,73 @@ async def test_a_baseline_recorded_for_other_tasks_is_refused(tmp_path: Path) ->
         check_pairing(base.planned, other.plan)
     reused = await get_baseline(other, SolverAgent(), Target(CONFIG), tmp_path)  # a resolved batch is kept
     assert reused.run.indices == other.indices and reused.planned == list(other.plan)
+
+
+class ReusedCounter(CounterEnv):
+    """The counter environment of a kit that keeps its idle environments between batches."""
+
+    name: ClassVar[str] = "counted-reused"
+    built: ClassVar[int] = 0
+    closed: ClassVar[int] = 0
+
+    def __init__(self, **kwargs: object) -> None:
+        type(self).built += 1
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        type(self).closed += 1
+        self.was_closed = True
+        super().close()
+
+
+register_kit(EnvKit(name="counted-reused", env=ReusedCounter, summary="keeps its envs", reuse_envs=True))
+REUSED = HarnessConfig(env="counted-reused")
+
+
+@pytest.fixture()
+def idle() -> Iterator[IdleEnvs]:
+    IDLE_ENVS.close_all()
+    ReusedCounter.built = ReusedCounter.closed = 0
+    yield IDLE_ENVS
+    IDLE_ENVS.close_all()
+
+
+async def test_a_reusing_kit_plays_the_next_batch_on_the_kept_environments(
+    tmp_path: Path, idle: IdleEnvs
+) -> None:
+    spec = SPEC.model_copy(update={"env": "counted-reused", "concurrency": 3})
+    first = await run_batch(spec, SolverAgent(), Harness(REUSED), tmp_path / "a")
+    assert ReusedCounter.built == 3 and idle.idle() == 3 and ReusedCounter.closed == 0  # kept, not closed
+    again = await run_batch(
+        spec.model_copy(update={"seed": 4}), SolverAgent(), Harness(REUSED), tmp_path / "b"
+    )
+    assert ReusedCounter.built == 3 and idle.idle() == 3  # planned and played on the kept three
+    idle.close_all()  # the same batch on new environments gives the same trajectories
+    fresh = await run_batch(
+        spec.model_copy(update={"seed": 4}), SolverAgent(), Harness(REUSED), tmp_path / "c"
+    )
+    assert ReusedCounter.built == 6 and trajectory_digest(fresh.episodes) == trajectory_digest(again.episodes)
+    assert first.success_rate == again.success_rate == 1.0
+    shorter = HarnessConfig(env="counted-reused", env_options={"max_steps": 4})
+    await run_batch(spec, SolverAgent(), Harness(shorter), tmp_path / "d")
+    assert ReusedCounter.built == 9  # other options: other environments
+    idle.close_all()
+    assert ReusedCounter.closed == 9 and idle.idle() == 0
+
+
+async def test_a_kit_that_does_not_opt_in_closes_its_environments(tmp_path: Path, idle: IdleEnvs) -> None:
+    spec = SPEC.model_copy(update={"concurrency": 3})
+    await run_batch(spec, SolverAgent(), Harness(CONFIG), tmp_path / "a")
+    await run_batch(spec, SolverAgent(), Harness(CONFIG), tmp_path / "b")
+    assert CountedCounter.built == 6 and idle.idle() == 0
+
+
+def test_kept_environments_are_bounded_oldest_closed_first(idle: IdleEnvs) -> None:
+    kit = get_kit("counted-reused")
+    bounded = IdleEnvs(max_idle=2)
+    envs = [bounded.take(kit, {"split": "train"}) for _ in range(3)]
+    for env in envs:
+        bounded.give(kit, {"split": "train"}, env)
+    assert bounded.idle() == 2 and ReusedCounter.closed == 1 and getattr(envs[0], "was_closed", False)
+    assert bounded.take(kit, {"split": "train"}) is envs[1]  # oldest kept first
+    assert bounded.take(kit, {"split": "valid"}) not in envs and ReusedCounter.built == 4

@@ -37,6 +37,9 @@ read it fall back to the generic behaviour when a kit leaves it out:
   official ``ctx`` for this environment; it names the benchmark (``alfworld``) and its conventions.
 - ``tiny``: the tiny-agent recipe (:class:`reharness.models.tiny.spec.TinySpec`: recipes by size and the
   rules of the solver demonstrations they are trained on).
+- ``reuse_envs``: the environment is expensive to start (a JVM, a server) and an instance may play any
+  number of episodes, each from its own ``reset``: idle instances are kept between batches of the same
+  options instead of being closed (:mod:`reharness.runtime.env_reuse`).
 
 The environment (``env``) is a class or factory called with ``split``, ``max_steps`` and the harness's
 ``env_options`` and returning a :class:`reharness.envs.base.TextEnv` (or any object with the same methods,
@@ -86,6 +89,7 @@ class EnvKit:
     invalid_is_format: bool = False
     r1_adapter: Callable[..., Any] | None = None
     tiny: Any = None
+    reuse_envs: bool = False
     #: Where the kit came from (``built-in``, ``entry point NAME (DIST)``, ``--env module:attr``, ``gym``);
     #: set by the registry.
     source: str = "user"

@@ -28,8 +28,9 @@ from typing import Any, Protocol
 from reharness.core.env_protocol import TextEnvLike
 from reharness.core.hashing import derive_seed
 from reharness.core.secrets import redact
-from reharness.envs.registry import make_env
+from reharness.envs.registry import get_kit
 from reharness.runtime.agents import Agent
+from reharness.runtime.env_reuse import IDLE_ENVS
 from reharness.runtime.episode import EpisodeRunner
 from reharness.runtime.harness import Harness
 from reharness.store.records import EpisodeRecord
@@ -114,10 +115,11 @@ class LocalExecutor:
         self, batch: EpisodeBatch, missing: list[int], deliver: Deliver, spare_env: TextEnvLike
     ) -> None:
         width = max(1, min(batch.concurrency, len(missing)))
+        kit = get_kit(batch.env_name)
         envs: asyncio.Queue[Any] = asyncio.Queue()
         envs.put_nowait(spare_env)
-        for _ in range(width - 1):
-            envs.put_nowait(make_env(batch.env_name, **batch.env_kwargs))
+        for _ in range(width - 1):  # kept ones first when the kit reuses its environments
+            envs.put_nowait(IDLE_ENVS.take(kit, batch.env_kwargs))
         steps = ThreadPoolExecutor(max_workers=width, thread_name_prefix="env")
         route = batch.route
 
@@ -137,8 +139,10 @@ class LocalExecutor:
             await deliver(*redacted(record))
 
         tasks = [asyncio.ensure_future(one(i)) for i in missing]
+        finished = False
         try:
             await asyncio.gather(*tasks)
+            finished = True
         except BaseException:  # a failing episode or a cancelled batch: stop the others before returning
             for task in tasks:
                 task.cancel()
@@ -146,8 +150,12 @@ class LocalExecutor:
             raise
         finally:
             steps.shutdown(wait=False, cancel_futures=True)
-        while not envs.empty():
-            envs.get_nowait().close()
+            while not envs.empty():  # kept for the next batch only when no worker can still be in a step
+                env = envs.get_nowait()
+                if finished:
+                    IDLE_ENVS.give(kit, batch.env_kwargs, env)
+                else:
+                    env.close()
 
 
 _current: ContextVar[EpisodeExecutor | None] = ContextVar("reharness_executor", default=None)

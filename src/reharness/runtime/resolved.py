@@ -34,6 +34,7 @@ from reharness.envs.base import task_identity
 from reharness.envs.kit import EnvKit
 from reharness.envs.registry import data_loading_kits, get_kit
 from reharness.runtime.dispatch import episode_seed
+from reharness.runtime.env_reuse import IDLE_ENVS
 from reharness.runtime.harness import Harness
 
 
@@ -126,9 +127,9 @@ class ResolvedRun:
         return tuple(episode_seed(self.spec.seed, i) for i in range(len(self.indices)))
 
     def make_env(self) -> TextEnvLike:
-        """A fresh environment of this batch (the kit's factory with ``env_kwargs``)."""
-        env: TextEnvLike = self.kit.make(**self.env_kwargs)
-        return env
+        """An environment of this batch (the kit's factory with ``env_kwargs``; a kept idle one when the kit
+        reuses its environments, :mod:`reharness.runtime.env_reuse`)."""
+        return IDLE_ENVS.take(self.kit, self.env_kwargs)
 
     def planning_env(self) -> TextEnvLike:
         """The environment built while resolving (kept: the executor takes it for its first episodes);
@@ -152,13 +153,17 @@ class ResolvedRun:
             if env is None:
                 env = self.make_env()
             try:
-                return tuple(
+                plan = tuple(
                     (task_identity(env.env_id, env.version, env.get_task(index), seed), seed)
                     for index, seed in zip(self.indices, self.seeds, strict=True)
                 )
-            finally:
+            except BaseException:
                 if owned:
                     env.close()
+                raise
+            if owned:
+                IDLE_ENVS.give(self.kit, self.env_kwargs, env)
+            return plan
 
     def with_harness(self, harness: Harness) -> ResolvedRun:
         """The same batch under ``harness``: tasks and plan reused when the environment's options are the
@@ -176,7 +181,7 @@ class ResolvedRun:
         with self._lock:
             env, self._spare = self._spare, None
         if env is not None:
-            env.close()
+            IDLE_ENVS.give(self.kit, self.env_kwargs, env)
 
 
 def resolve_run(spec: RunSpec, harness: Harness) -> ResolvedRun:
@@ -184,7 +189,7 @@ def resolve_run(spec: RunSpec, harness: Harness) -> ResolvedRun:
     is built to choose them and kept for the executor)."""
     kit = get_kit(spec.env)
     kwargs = env_kwargs(spec, harness, kit)
-    env: TextEnvLike = kit.make(**kwargs)
+    env = IDLE_ENVS.take(kit, kwargs)
     try:
         indices = tuple(select_tasks(env, spec))
     except BaseException:

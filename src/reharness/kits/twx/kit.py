@@ -22,6 +22,7 @@ def _kit(name: str, cls: str, gym_id: str, summary: str, tiny: TinySpec = TINY) 
         ctx_fields=_CTX,
         r1_adapter=TwxAdapter,
         tiny=tiny,
+        reuse_envs=True,  # one JVM each: kept between batches
     )
 
 

@@ -12,6 +12,7 @@
 - :mod:`.resolved`: a run resolved once (kit, harness, env options, tasks, seeds): :class:`ResolvedRun`;
 - :mod:`.executor`: batch execution: many episodes concurrently, appended to the store as each finishes;
 - :mod:`.dispatch`: the executor seam: where a batch's episodes run (local or on other machines);
+- :mod:`.env_reuse`: idle environments kept between batches, for kits expensive to start (``reuse_envs``);
 - :mod:`.ray_executor`: the Ray executor: episodes played by long-lived Ray actors, stored by the driver;
 - :mod:`.ray_actors`: starting, mapping the failures of and ending Ray actors (shared with policy training);
 - :mod:`.repair`: ``before_action`` hooks repairing a reply that yields no action;

@@ -13,7 +13,7 @@
 R=${OUT:-runs-37}
 mkdir -p "$R"
 A=docs/results/twx-coin/agent-d500
-P=${POOL:-$R/coin-d500-pool}
+P=${POOL:-docs/results/twx-coin/d500-pool}  # committed; seed 0 used the identical pool built by the line below
 [ -f $P/profile.json ] || reharness pool build --env twx-coin --agent hf:$A --harness docs/results/twx-coin/h25.yaml \
   --sibling action_validity=snap_to_admissible --sibling action_validity=invalid_action_hint \
   --sibling loop_recovery=loop_breaker --valid-n 20 --seed 0 --out $P --json > $R/coin-d500-pool.json

@@ -139,6 +139,17 @@ async def test_a_reusing_kit_plays_the_next_batch_on_the_kept_environments(
     assert ReusedCounter.closed == 9 and idle.idle() == 0
 
 
+async def test_a_batch_that_raises_keeps_none_of_its_environments(tmp_path: Path, idle: IdleEnvs) -> None:
+    spec = SPEC.model_copy(update={"env": "counted-reused", "concurrency": 3})
+
+    def fail(record: object) -> None:  # the store's caller fails after the first episode
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        await run_batch(spec, SolverAgent(), Harness(REUSED), tmp_path, on_episode=fail)
+    assert ReusedCounter.built == 3 and idle.idle() == 0 and ReusedCounter.closed == 3
+
+
 async def test_a_kit_that_does_not_opt_in_closes_its_environments(tmp_path: Path, idle: IdleEnvs) -> None:
     spec = SPEC.model_copy(update={"concurrency": 3})
     await run_batch(spec, SolverAgent(), Harness(CONFIG), tmp_path / "a")

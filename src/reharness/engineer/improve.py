@@ -45,6 +45,7 @@ from reharness.measure.paired import Candidate, PairedResult, evaluate_candidate
 from reharness.patches.model import Patch
 from reharness.runtime.agent_specs import make_agent
 from reharness.runtime.agents import Agent
+from reharness.runtime.env_reuse import IDLE_ENVS
 from reharness.runtime.executor import RunSpec
 from reharness.runtime.harness import Harness, HarnessConfig, start_harness_config
 from reharness.runtime.resolved import env_kwargs
@@ -156,12 +157,13 @@ class _Loop:
         checks = ((c.batch_split, c.batch_size, "--batch-size"), (c.eval_split, c.eval_n, "--eval-n"))
         for split, n, flag in checks:
             where = f"--eval-split {split}" if flag == "--eval-n" else f"--batch-split {split}"
+            kit, kwargs = get_kit(self.env), env_kwargs(self.spec(split, n, c.seed), Harness(self.base))
             try:
-                env = get_kit(self.env).make(**env_kwargs(self.spec(split, n, c.seed), Harness(self.base)))
+                env = IDLE_ENVS.take(kit, kwargs)  # kept for the first batch when the kit reuses environments
             except ReharnessError as exc:
                 raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
             total = env.num_tasks()
-            env.close()
+            IDLE_ENVS.give(kit, kwargs, env)
             if n > total:
                 raise ConfigError(
                     f"{flag} {n} exceeds the {total} tasks of {where}", hint=f"pass {flag} {total} or fewer"

@@ -1,10 +1,10 @@
 """Environments kept between batches, for kits whose environments are expensive to start (``reuse_envs``).
 
-Why: a real-benchmark environment holds a JVM (TextWorldExpress, ScienceWorld); starting one costs 0.2–1.6 s
-of wall time and about a CPU-second of class loading and JIT. The executor builds ``concurrency``
+Why: some environments hold a process that is slow to start (a JVM behind a real benchmark: 0.2–1.6 s of
+wall time and about a CPU-second of class loading and JIT each). The executor builds ``concurrency``
 environments per batch and used to close them at the batch's end, so work made of many short batches (the
-paired reruns of ``improve``, ``experiment r1``'s packets and candidates, a pool's profile) spent most of the
-machine starting JVMs: an ``experiment r1`` on a twx kit started about seven JVMs a second on 2 cores.
+paired reruns of ``improve``, ``experiment r1``'s packets and candidates, a pool's profile) started one
+such process per environment per batch (``benchmarks/bench_env_reuse.py``: 4.3x faster with them kept).
 This keeps the idle environments of a batch for the next batch with the same kit and environment options
 (this process only; at most ``max_idle`` in all, the oldest closed first; all closed at exit).
 
@@ -25,7 +25,6 @@ import atexit
 import contextlib
 import json
 import threading
-from collections import OrderedDict
 from typing import Any
 
 from reharness.core.env_protocol import TextEnvLike
@@ -53,20 +52,17 @@ class IdleEnvs:
     def __init__(self, max_idle: int = MAX_IDLE) -> None:
         self.max_idle = max_idle
         self._lock = threading.Lock()
-        self._idle: OrderedDict[int, tuple[str, TextEnvLike]] = OrderedDict()
-        self._next = 0
+        self._idle: list[tuple[str, TextEnvLike]] = []  # (key, environment), oldest first
         self.built = 0  #: environments this process built through :meth:`take`
-        self.reused = 0  #: :meth:`take` calls answered with a kept environment
 
     def take(self, kit: EnvKit, kwargs: dict[str, Any]) -> TextEnvLike:
         """A kept environment of ``kit`` with these options, else a new one."""
         key = reuse_key(kit, kwargs)
         if key is not None:
             with self._lock:
-                for slot, (k, env) in self._idle.items():
-                    if k == key:
-                        del self._idle[slot]
-                        self.reused += 1
+                for i, (kept, env) in enumerate(self._idle):
+                    if kept == key:
+                        del self._idle[i]
                         return env
         env = kit.make(**kwargs)
         with self._lock:
@@ -80,13 +76,10 @@ class IdleEnvs:
         if key is None or self.max_idle <= 0:
             env.close()
             return
-        evicted: list[TextEnvLike] = []
         with self._lock:
-            self._idle[self._next] = (key, env)
-            self._next += 1
-            while len(self._idle) > self.max_idle:
-                evicted.append(self._idle.popitem(last=False)[1][1])
-        for old in evicted:
+            self._idle.append((key, env))
+            evicted, self._idle = self._idle[: -self.max_idle], self._idle[-self.max_idle :]
+        for _, old in evicted:
             old.close()
 
     def idle(self) -> int:
@@ -96,9 +89,8 @@ class IdleEnvs:
     def close_all(self) -> None:
         """Close every kept environment (at exit, or when a caller wants the processes gone now)."""
         with self._lock:
-            envs = [env for _, env in self._idle.values()]
-            self._idle.clear()
-        for env in envs:
+            envs, self._idle = self._idle, []
+        for _, env in envs:
             with contextlib.suppress(Exception):  # at exit: a JVM bridge may already be gone
                 env.close()
 

@@ -215,8 +215,15 @@ def test_a_run_written_before_learning_rate_existed_resumes_only_with_its_defaul
         _check_same_experiment(out, SConfig(envs=["db"], learning_rate=5e-5, out=str(out)))
 
 
-def _stored_run(out: Path, seed: int, outcomes: dict[str, list[float]], pairs: list[list[object]]) -> Path:
-    """A finished run's stored files, as `experiment s` writes them (one env, the given per-task outcomes)."""
+def _stored_run(
+    out: Path,
+    seed: int,
+    outcomes: dict[str, list[float]],
+    pairs: list[list[object]],
+    trained: int | None = None,
+) -> Path:
+    """A finished run's stored files, as `experiment s` writes them (one env, the given per-task outcomes;
+    result rows for the first ``trained`` methods only, as Rank-1, evaluated after training, has none)."""
     out.mkdir(parents=True)
     (out / "s_config.json").write_text(SConfig(envs=["shop"], seed=seed, out=str(out)).model_dump_json())
     records = [
@@ -233,7 +240,7 @@ def _stored_run(out: Path, seed: int, outcomes: dict[str, list[float]], pairs: l
     (out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     rows = [
         {"env": "shop", "method": m, "target_code_rate": 0.5, "tokens": 10, "model_calls": 2}
-        for m in outcomes
+        for m in list(outcomes)[:trained]
     ]
     (out / "result.json").write_text(json.dumps({"rows": rows}))
     return out
@@ -250,6 +257,7 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
     table = pooled([a, b])
     rows = {r["method"]: r for r in table["rows"]}
     assert table["seeds"] == [0, 1] and set(rows) == {"start", "none", "router"}
+    assert "vs_router" not in rows["router"] and "vs_router" not in rows["none"]
     router = rows["router"]
     assert router["success"] == 0.75 and router["per_seed"] == [1.0, 0.5] and router["tokens"] == 20
     # per task, the seeds' mean difference: +0.5 on the even tasks (router 1 and 0.5 vs none 0), 0 on the odd
@@ -261,3 +269,21 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
         pooled([a, c])
     with pytest.raises(DataError, match="repeat a training seed"):
         pooled([a, a])
+
+
+def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> None:
+    from reharness.experiments.s_seeds import pooled
+
+    pairs = [[f"t{i}", i] for i in range(40)]
+    zeros, half = [0.0] * 40, [float(i % 2) for i in range(40)]
+    runs = [
+        _stored_run(
+            tmp_path / str(seed), seed, {"start": zeros, "router": zeros, "rank1": half}, pairs, trained=2
+        )
+        for seed in (0, 1)
+    ]
+    rank1 = {r["method"]: r for r in pooled(runs)["rows"]}["rank1"]
+    assert rank1["success"] == 0.5 and rank1["vs_router"]["delta"] == 0.5
+    assert rank1["vs_router"]["verdict"] == "better" and rank1["vs_start"]["delta"] == 0.5
+    # an inference-time arm: no training compute and no targeted-code rate of its own
+    assert rank1["tokens"] == 0 and rank1["target_code_rate"] is None

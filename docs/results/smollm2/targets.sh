@@ -3,12 +3,12 @@
 # operators+lenient` (the generic operators plus the repairs of replies that yield no action), n = 50 held-out
 # test tasks, two seeds. Fixed before it ran: the short harness (short.yaml: 10 steps, greedy, 80-token
 # replies) so that the runs fit a 2-core machine; batch 10 train tasks, 4 candidates. Run from the repository
-# root; each step is skipped when its result exists; runs resume.
+# root; each step is skipped when its result exists; runs resume. ENVS and SEEDS choose a part (default: all).
 R=${OUT:-runs-36}
 M=pretrained:smollm2-135m
 mkdir -p "$R"
-for E in household db shop; do
-  for S in 0 1; do
+for E in ${ENVS:-household db shop}; do
+  for S in ${SEEDS:-0 1}; do
     [ -s $R/$E-improve-s$S.json ] || reharness improve --env $E --agent $M --engineer operators+lenient \
       --harness docs/results/smollm2/short.yaml --batch-size 10 --k 4 --eval-n 50 --seed $S --concurrency 8 \
       --out $R/$E-improve-s$S --json > $R/$E-improve-s$S.json 2> $R/$E-improve-s$S.log

@@ -340,7 +340,8 @@ def s_seeds(
 ) -> None:
     """Pool several training seeds' `experiment s` runs (same options, one shared --test-seed) into one
     table, from their stored files only: mean success, paired differences vs start, none and resample over
-    the shared test tasks (bootstrap over tasks), an ordering only where the interval excludes 0."""
+    the shared test tasks (bootstrap over tasks; Rank-1 also vs the router policy in H0), an ordering only
+    where the interval excludes 0."""
     from reharness.experiments.s_seeds import pooled
 
     table_data = pooled(runs)
@@ -348,11 +349,20 @@ def s_seeds(
         print(json.dumps(table_data))
         return
     table = Table(title=f"held-out success in H0, training seeds {table_data['seeds']}")
-    for col in ("env", "method", "success", "per seed", "targeted codes", "vs none", "vs resample"):
+    for col in (
+        "env",
+        "method",
+        "success",
+        "per seed",
+        "targeted codes",
+        "vs none",
+        "vs resample",
+        "vs router",
+    ):
         table.add_column(col)
     for row in table_data["rows"]:
         cells = []
-        for other in ("none", "resample"):
+        for other in ("none", "resample", "router"):
             v = row.get(f"vs_{other}")
             cells.append(
                 "-"
@@ -365,7 +375,7 @@ def s_seeds(
             row["method"],
             f"{row['success']:.1%}",
             per_seed,
-            f"{row['target_code_rate']:.1%}",
+            "-" if row["target_code_rate"] is None else f"{row['target_code_rate']:.1%}",
             *cells,
         )
     stdout.print(table)

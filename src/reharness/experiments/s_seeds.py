@@ -6,8 +6,10 @@ Each directory is one training seed's run (the same options except ``--seed``, a
 targeted codes and compute), refuses runs that were not evaluated on the same tasks, and gives per env and
 method: the mean success over seeds, each seed's success, the targeted-code rate, tokens and model calls, and
 the paired difference from ``none``, ``resample`` and ``start``: per test task the mean over seeds of the
-difference, with a bootstrap interval that resamples tasks (the unit the seeds share). An ordering is stated
-only where the interval excludes 0; otherwise the verdict is ``tie``.
+difference, with a bootstrap interval that resamples tasks (the unit the seeds share). The ``rank1`` row (the
+router policy served by Rank-1 routing, an inference-time arm: no targeted-code rate, no training compute)
+is also compared with ``router``, the same policy in H0. An ordering is stated only where the interval
+excludes 0; otherwise the verdict is ``tie``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
         raise DataError(f"the runs repeat a training seed: {seeds}", hint="pass one run per training seed")
     rows: list[dict[str, Any]] = []
     for env in runs[0][0]["envs"]:
-        keys = [k for k in runs[0][1] if k.startswith(f"{env}/") and k != f"{env}/rank1"]
+        keys = [k for k in runs[0][1] if k.startswith(f"{env}/")]
         for key in keys:
             method = key.split("/", 1)[1]
             per_seed = [evals[key] for _, evals, _ in runs if key in evals]
@@ -56,10 +58,11 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
                     f"{key}: the runs were evaluated on different test tasks",
                     hint="run every seed with the same --test-seed and --test-n",
                 )
-            results: list[dict[str, Any]] = [
-                next((r for r in res["rows"] if r["env"] == env and r["method"] == method), {})
+            results: list[dict[str, Any] | None] = [
+                next((r for r in res["rows"] if r["env"] == env and r["method"] == method), None)
                 for _, _, res in runs
             ]
+            trained = [x for x in results if x is not None]  # rank1 has no row: it trains nothing
             row: dict[str, Any] = {
                 "env": env,
                 "method": method,
@@ -67,13 +70,13 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
                 "n": len(pairs),
                 "success": round(sum(sum(r["successes"]) for r in per_seed) / (len(pairs) * len(runs)), 6),
                 "per_seed": [round(sum(r["successes"]) / len(pairs), 6) for r in per_seed],
-                "target_code_rate": round(
-                    sum(x.get("target_code_rate", 0.0) for x in results) / len(runs), 6
-                ),
-                "tokens": sum(int(x.get("tokens", 0)) for x in results),
-                "model_calls": sum(int(x.get("model_calls", 0)) for x in results),
+                "target_code_rate": round(sum(x.get("target_code_rate", 0.0) for x in trained) / len(runs), 6)
+                if len(trained) == len(runs)
+                else None,
+                "tokens": sum(int(x.get("tokens", 0)) for x in trained),
+                "model_calls": sum(int(x.get("model_calls", 0)) for x in trained),
             }
-            for other in ("start", "none", "resample"):
+            for other in ("start", "none", "resample", *(("router",) if method == "rank1" else ())):
                 base = [evals[f"{env}/{other}"] for _, evals, _ in runs if f"{env}/{other}" in evals]
                 if other == method or len(base) < len(runs):
                     continue

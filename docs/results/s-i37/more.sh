@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 37, after the db seeds (next.sh): shop at 20 steps on three training seeds, then the mask/executed and
+# Issue 37, after the db seeds (db-seeds.sh): shop at 20 steps on three training seeds, then the mask/executed and
 # re-anchoring ablations. Hyper-parameters are db's, chosen on valid (lr 5e-5, 20 steps, k 8, 4 tasks a step);
 # shop's were not re-tuned. Test tasks: 300 drawn with seed 37000 (never used by an earlier table).
 # Each step is skipped when its result exists; experiment s resumes.

@@ -208,3 +208,21 @@ def test_cli_rejects_bad_arguments_with_a_fix(args: list[str], message: str, tmp
     base.update(dict(zip(args[::2], args[1::2], strict=True)))
     code, out, err = _cli("improve", *[x for kv in base.items() for x in kv])
     assert code == 2 and message in err and "how to fix" in err and not out
+
+
+def test_cli_candidate_timeout_reaches_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", ClumsySolver)
+    args = ["improve", "--env", "household", "--agent", "clumsy", "--engineer", "operators",
+            "--batch-size", "4", "--k", "1", "--eval-n", "2", "--max-steps", "6", "--json"]  # fmt: skip
+    code, out, _ = _cli(*args, "--out", str(tmp_path / "nolimit"), "--candidate-timeout", "0")
+    assert code == 0, out
+    assert (
+        json.loads((tmp_path / "nolimit" / "result.json").read_text())["config"]["candidate_timeout_s"]
+        is None
+    )
+    code, out, _ = _cli(*args, "--out", str(tmp_path / "short"), "--candidate-timeout", "0.000001")
+    assert code == 0, out
+    (row,) = json.loads((tmp_path / "short" / "candidates.json").read_text())
+    assert row["status"] == "timeout" and json.loads(out)["accepted"] is False
+    code, _, err = _cli(*args, "--out", str(tmp_path / "bad"), "--candidate-timeout", "-1")
+    assert code == 2 and "--candidate-timeout" in err and not (tmp_path / "bad").exists()

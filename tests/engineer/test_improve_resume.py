@@ -6,12 +6,16 @@ rerun, the held-out baseline. The resumed invocation must report the same decisi
 (model calls made and reused, per batch) in ``result.json``, ``candidates.json`` / ``.csv`` and
 ``report.md`` as an uninterrupted invocation.
 
+Stopped by its candidate timeout: the candidate's finished episodes stay, and the same invocation with a
+larger limit asks the model only for the rest.
+
 Stopped by a model server that fails every request: the loop stops after the baseline (no valid reply), a
 plain rerun keeps the failed episodes, and ``retry_errors`` reruns them into the same result as a clean run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -23,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clumsy import ClumsySolver
-from test_improve_cli import config
+from clumsy import ClumsySolver, hook_patch
+from test_improve_cli import FixedEngineer, config
 
 from reharness.core.errors import NoValidReplyError
 from reharness.core.types import ChatRequest, ChatResponse
@@ -195,3 +199,41 @@ async def test_infrastructure_errors_are_reported_apart(tmp_path: Path) -> None:
     assert f"round 1 baseline: {base_errors} policy, 0 env; r1-c0: {errors} policy, 0 env" in report
     assert "--retry-errors" in report
     assert json.loads((tmp_path / "candidates.json").read_text())[0]["policy_errors"] == errors
+
+
+class SlowClumsy(ClumsySolver):
+    """The clumsy expert at ``delay`` seconds a request, counting its requests in ``calls``."""
+
+    def __init__(
+        self, env: Any = None, protocol: str = "text", calls: list[int] | None = None, delay: float = 0.0
+    ) -> None:
+        super().__init__(env, protocol, calls)
+        self.delay = delay
+
+    def start_episode(self, env: Any, protocol: str) -> Agent:
+        return SlowClumsy(env, protocol, self.calls, self.delay)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(self.delay)
+        return await super().complete(request)
+
+
+async def test_a_timed_out_candidate_continues_under_a_larger_limit(tmp_path: Path) -> None:
+    # a message on every step: an effect from step 0, so the rerun reuses nothing of the baseline
+    nudge = hook_patch("before_decision", "    return {'message': 'keep going'}\n")
+    cut = config(tmp_path, k=1, batch_size=8, concurrency=2, candidate_timeout_s=1.5)
+    first = await improve(cut, agent=SlowClumsy(delay=0.05), engineer=FixedEngineer([nudge]))
+    (row,) = first.candidates
+    assert row.status == "timeout" and not first.accepted
+    (episodes,) = (tmp_path / "runs" / "paired").glob("*/episodes.jsonl")
+    kept = [json.loads(line) for line in episodes.read_text().splitlines()]
+    assert len(kept) < 8  # stopped part-way; what finished is on disk
+    calls = [0]
+    again = config(tmp_path, k=1, batch_size=8, concurrency=2, candidate_timeout_s=None)
+    second = await improve(again, agent=SlowClumsy(calls=calls), engineer=FixedEngineer([nudge]))
+    (row,) = second.candidates
+    assert row.status == "ok" and row.effect_steps > 0
+    finished = [json.loads(line) for line in episodes.read_text().splitlines()]
+    assert len(finished) == 8 and finished[: len(kept)] == kept
+    # the second invocation asked the model only for the episodes the first did not finish
+    assert calls[0] == sum(e["num_steps"] for e in finished[len(kept) :])

@@ -117,6 +117,15 @@ def improve(
         bool, typer.Option("--no-prefix-reuse", help="Call the model for every step of patched reruns.")
     ] = False,
     retry_errors: RetryErrors = False,
+    candidate_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Seconds a candidate's paired rerun may take before it scores 0 as timed out; 0: no limit. "
+            "Its finished episodes are kept, so running the same command with a larger limit continues "
+            "where it stopped (a slow CPU model may need hours).",
+        ),
+    ] = 1800.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     executor: Executor = ExecutorKind.local,
     ray_address: RayAddress = None,
@@ -169,6 +178,7 @@ def improve(
         concurrency=concurrency,
         prefix_reuse=not no_prefix_reuse,
         retry_errors=retry_errors,
+        candidate_timeout_s=candidate_timeout or None,
         agent_options=agent_options(agent, device, gguf_file),
         engineer_options={
             "prompt": engineer_prompt,

@@ -41,7 +41,12 @@ class ImproveConfig(BaseModel):
     )
     max_steps: int | None = Field(None, gt=0)
     concurrency: int = Field(8, gt=0, le=256)
-    candidate_timeout_s: float | None = Field(1800.0, gt=0)
+    candidate_timeout_s: float | None = Field(
+        1800.0,
+        gt=0,
+        description="Seconds a candidate's paired rerun may take (None: no limit); past it the candidate "
+        "scores 0 as timed out and keeps its finished episodes for a later invocation.",
+    )
     prefix_reuse: bool = True
     retry_errors: bool = False
     agent_options: dict[str, str] = Field(

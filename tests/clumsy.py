@@ -30,19 +30,24 @@ SPEC = RunSpec(env="household", agent="clumsy", split="train", n=12, seed=0, con
 class ClumsySolver(Agent):
     """The household expert with seeded near-miss commands; hangs when the context asks it to.
 
-    ``calls`` (shared by the per-episode copies) counts the requests it answered.
+    ``calls`` (shared by the per-episode copies) counts the requests it answered; ``delay`` seconds pass
+    before each answer (a slow model, for timeouts and kills part-way).
     """
 
     policy_id = "clumsy"
 
-    def __init__(self, env: Any = None, protocol: str = "text", calls: list[int] | None = None) -> None:
-        self.env, self.protocol = env, protocol
+    def __init__(
+        self, env: Any = None, protocol: str = "text", calls: list[int] | None = None, delay: float = 0.0
+    ) -> None:
+        self.env, self.protocol, self.delay = env, protocol, delay
         self.calls = calls if calls is not None else [0]
 
     def start_episode(self, env: Any, protocol: str) -> Agent:
-        return ClumsySolver(env, protocol, self.calls)
+        return ClumsySolver(env, protocol, self.calls, self.delay)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        if self.delay:
+            await asyncio.sleep(self.delay)
         self.calls[0] += 1
         if "PLEASE HANG" in request.messages[-1].content:
             await asyncio.Event().wait()

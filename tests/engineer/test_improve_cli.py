@@ -1,7 +1,8 @@
-"""``reharness improve``: the whole loop on real household episodes, its files, its JSON contract and errors.
+"""``reharness improve``: the whole loop on real episodes, its files, its JSON contract and errors.
 
-The target is the clumsy household expert from ``test_paired`` (registered as the scripted agent ``clumsy``
-for the CLI tests); the engineer is either a fixed list of proposals or the built-in ``operators``.
+The target is the clumsy expert of ``clumsy.SPEC.env`` from ``test_paired`` (registered as the scripted
+agent ``clumsy`` for the CLI tests); the engineer is either a fixed list of proposals or the built-in
+``operators``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clumsy import SNAP, ClumsySolver, hook_patch
+from clumsy import SNAP, SPEC, ClumsySolver, hook_patch
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
@@ -49,7 +50,7 @@ class FixedEngineer(Engineer):
 
 def config(out: Path, **overrides: object) -> ImproveConfig:
     values: dict[str, object] = dict(
-        env="household", agent="clumsy", engineer="fixed", batch_size=8, k=4, eval_n=12, max_steps=12
+        env=SPEC.env, agent="clumsy", engineer="fixed", batch_size=8, k=4, eval_n=12, max_steps=12
     )
     return ImproveConfig.build(**(values | overrides | {"out": str(out)}))
 
@@ -74,7 +75,7 @@ async def test_improve_accepts_the_best_candidate_and_writes_its_outputs(tmp_pat
     )
     assert Patch.from_dict(json.loads(Path(contract["patch_path"]).read_text())).identity == SNAP.identity
     packet = engineer.packets[0]
-    assert packet.header.benchmark == "household" and packet.header.failures_found == 8 - round(
+    assert packet.header.benchmark == SPEC.env and packet.header.failures_found == 8 - round(
         8 * result.rounds[0].baseline_success
     )
     table = json.loads((tmp_path / "candidates.json").read_text())
@@ -133,7 +134,7 @@ def test_cli_starts_from_the_given_harness_file(tmp_path: Path, monkeypatch: pyt
     harness.write_text("step_limit: 30\nshow_admissible: true\nsampling:\n  max_tokens: 77\n")
     out = tmp_path / "out"
     code, stdout, _ = _cli(
-        "improve", "--env", "household", "--agent", "clumsy", "--engineer", "operators", "--batch-size", "4",
+        "improve", "--env", SPEC.env, "--agent", "clumsy", "--engineer", "operators", "--batch-size", "4",
         "--k", "1", "--eval-n", "4", "--max-steps", "9", "--harness", str(harness), "--out", str(out),
         "--json",
     )  # fmt: skip
@@ -155,7 +156,7 @@ def _cli(*args: str) -> tuple[int, str, str]:
 def test_cli_prints_exactly_the_json_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", ClumsySolver)
     code, out, _ = _cli(
-        "improve", "--env", "household", "--agent", "clumsy", "--engineer", "operators", "--batch-size", "6",
+        "improve", "--env", SPEC.env, "--agent", "clumsy", "--engineer", "operators", "--batch-size", "6",
         "--k", "2", "--eval-n", "6", "--max-steps", "12", "--out", str(tmp_path), "--json",
     )  # fmt: skip
     assert code == 0, out
@@ -186,7 +187,7 @@ def test_demo_prints_the_before_after_table(tmp_path: Path, monkeypatch: pytest.
     )  # fmt: skip
     assert code == 0, out
     assert "candidates" in out and "before (unpatched)" in out and "after (accepted patch)" in out
-    assert "household / clumsy / operators" in (tmp_path / "report.md").read_text()
+    assert f"{SPEC.env} / clumsy / operators" in (tmp_path / "report.md").read_text()
 
 
 @pytest.mark.parametrize(
@@ -194,17 +195,17 @@ def test_demo_prints_the_before_after_table(tmp_path: Path, monkeypatch: pytest.
     [
         (["--env", "kitchen"], "unknown environment"),
         (["--engineer", "wizard"], "unknown engineer"),
-        (["--eval-split", "holdout"], "--eval-split holdout: household: unknown split"),
+        (["--eval-split", "holdout"], f"--eval-split holdout: {SPEC.env}: unknown split"),
         (["--eval-n", "100001"], "--eval-n 100001 exceeds"),
         (["--batch-split", "test"], "--batch-split and --eval-split are both 'test'"),
-        (["--batch-split", "holdout"], "--batch-split holdout: household: unknown split"),
+        (["--batch-split", "holdout"], f"--batch-split holdout: {SPEC.env}: unknown split"),
         (["--eval-n", "0"], "--eval-n"),
         (["--batch-size", "1000000"], "--batch-size 1000000 exceeds the 100000 tasks"),
         (["--k", "0"], "--k"),
     ],
 )
 def test_cli_rejects_bad_arguments_with_a_fix(args: list[str], message: str, tmp_path: Path) -> None:
-    base = {"--env": "household", "--agent": "random", "--engineer": "operators", "--out": str(tmp_path)}
+    base = {"--env": SPEC.env, "--agent": "random", "--engineer": "operators", "--out": str(tmp_path)}
     base.update(dict(zip(args[::2], args[1::2], strict=True)))
     code, out, err = _cli("improve", *[x for kv in base.items() for x in kv])
     assert code == 2 and message in err and "how to fix" in err and not out
@@ -212,7 +213,7 @@ def test_cli_rejects_bad_arguments_with_a_fix(args: list[str], message: str, tmp
 
 def test_cli_candidate_timeout_reaches_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(SCRIPTED_AGENTS, "clumsy", ClumsySolver)
-    args = ["improve", "--env", "household", "--agent", "clumsy", "--engineer", "operators",
+    args = ["improve", "--env", SPEC.env, "--agent", "clumsy", "--engineer", "operators",
             "--batch-size", "4", "--k", "1", "--eval-n", "2", "--max-steps", "6", "--json"]  # fmt: skip
     code, out, _ = _cli(*args, "--out", str(tmp_path / "nolimit"), "--candidate-timeout", "0")
     assert code == 0, out

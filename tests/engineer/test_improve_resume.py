@@ -1,6 +1,6 @@
 """``reharness improve`` interrupted and resumed: the same files as one uninterrupted invocation.
 
-Killed (SIGKILL) part-way three times: the target is the clumsy household expert (``test_paired``), slowed
+Killed (SIGKILL) part-way three times: the target is the clumsy expert (``test_paired``), slowed
 down per model call so that each kill lands inside a batch — the round's baseline, a candidate's paired
 rerun, the held-out baseline. The resumed invocation must report the same decisions *and the same costs*
 (model calls made and reused, per batch) in ``result.json``, ``candidates.json`` / ``.csv`` and
@@ -15,7 +15,6 @@ plain rerun keeps the failed episodes, and ``retry_errors`` reruns them into the
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clumsy import ClumsySolver, hook_patch
+from clumsy import SPEC, ClumsySolver, hook_patch
 from test_improve_cli import FixedEngineer, config
 
 from reharness.core.errors import NoValidReplyError
@@ -38,20 +37,12 @@ from reharness.store.run_store import RunStore
 
 HERE = Path(__file__).resolve().parents[1]  # tests/: clumsy.py
 LAUNCH = """
-import asyncio, os, sys
+import os, sys
 sys.path.insert(0, sys.argv.pop(1))
 from clumsy import ClumsySolver
 from reharness.runtime.agents import SCRIPTED_AGENTS
 
-class SlowClumsy(ClumsySolver):
-    def start_episode(self, env, protocol):
-        return SlowClumsy(env, protocol, self.calls)
-
-    async def complete(self, request):
-        await asyncio.sleep(float(os.environ["CALL_DELAY"]))
-        return await super().complete(request)
-
-SCRIPTED_AGENTS["clumsy"] = SlowClumsy
+SCRIPTED_AGENTS["clumsy"] = lambda: ClumsySolver(delay=float(os.environ["CALL_DELAY"]))
 from reharness.cli.main import app
 app(prog_name="reharness")
 """
@@ -60,7 +51,7 @@ FILES = ("result.json", "candidates.json", "candidates.csv", "report.md")
 
 def command(out: Path) -> list[str]:
     return [
-        sys.executable, "-c", LAUNCH, str(HERE), "improve", "--env", "household", "--agent", "clumsy",
+        sys.executable, "-c", LAUNCH, str(HERE), "improve", "--env", SPEC.env, "--agent", "clumsy",
         "--engineer", "operators", "--batch-size", "6", "--k", "2", "--eval-n", "6", "--max-steps", "12",
         "--concurrency", "2", "--out", str(out), "--json",
     ]  # fmt: skip
@@ -201,28 +192,11 @@ async def test_infrastructure_errors_are_reported_apart(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "candidates.json").read_text())[0]["policy_errors"] == errors
 
 
-class SlowClumsy(ClumsySolver):
-    """The clumsy expert at ``delay`` seconds a request, counting its requests in ``calls``."""
-
-    def __init__(
-        self, env: Any = None, protocol: str = "text", calls: list[int] | None = None, delay: float = 0.0
-    ) -> None:
-        super().__init__(env, protocol, calls)
-        self.delay = delay
-
-    def start_episode(self, env: Any, protocol: str) -> Agent:
-        return SlowClumsy(env, protocol, self.calls, self.delay)
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        await asyncio.sleep(self.delay)
-        return await super().complete(request)
-
-
 async def test_a_timed_out_candidate_continues_under_a_larger_limit(tmp_path: Path) -> None:
     # a message on every step: an effect from step 0, so the rerun reuses nothing of the baseline
     nudge = hook_patch("before_decision", "    return {'message': 'keep going'}\n")
     cut = config(tmp_path, k=1, batch_size=8, concurrency=2, candidate_timeout_s=1.5)
-    first = await improve(cut, agent=SlowClumsy(delay=0.05), engineer=FixedEngineer([nudge]))
+    first = await improve(cut, agent=ClumsySolver(delay=0.05), engineer=FixedEngineer([nudge]))
     (row,) = first.candidates
     assert row.status == "timeout" and not first.accepted
     (episodes,) = (tmp_path / "runs" / "paired").glob("*/episodes.jsonl")
@@ -230,7 +204,7 @@ async def test_a_timed_out_candidate_continues_under_a_larger_limit(tmp_path: Pa
     assert len(kept) < 8  # stopped part-way; what finished is on disk
     calls = [0]
     again = config(tmp_path, k=1, batch_size=8, concurrency=2, candidate_timeout_s=None)
-    second = await improve(again, agent=SlowClumsy(calls=calls), engineer=FixedEngineer([nudge]))
+    second = await improve(again, agent=ClumsySolver(calls=calls), engineer=FixedEngineer([nudge]))
     (row,) = second.candidates
     assert row.status == "ok" and row.effect_steps > 0
     finished = [json.loads(line) for line in episodes.read_text().splitlines()]

@@ -58,11 +58,10 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
                     f"{key}: the runs were evaluated on different test tasks",
                     hint="run every seed with the same --test-seed and --test-n",
                 )
-            results: list[dict[str, Any] | None] = [
-                next((r for r in res["rows"] if r["env"] == env and r["method"] == method), None)
-                for _, _, res in runs
+            # each run's result row of this method (rank1 has none: it trains nothing)
+            trained = [
+                r for _, _, res in runs for r in res["rows"] if r["env"] == env and r["method"] == method
             ]
-            trained = [x for x in results if x is not None]  # rank1 has no row: it trains nothing
             row: dict[str, Any] = {
                 "env": env,
                 "method": method,

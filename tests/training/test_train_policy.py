@@ -204,6 +204,14 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(
     log_again = (out / "decisions.jsonl").read_text().splitlines()
     assert len(log_again) == len(log)  # the redone step's decisions replaced, not duplicated
 
+    # a crash before the first checkpoint: the rerun starts over, and its logs hold each step once
+    shutil.rmtree(out / "checkpoints")
+    shutil.rmtree(out / "model")
+    third = train_policy(config)
+    assert third["resumed_from"] is None and [m["step"] for m in metrics(out)] == [1, 2]
+    assert [m["tasks"] for m in metrics(out)] == [m["tasks"] for m in lines]
+    assert (out / "decisions.jsonl").read_text().splitlines() == log_again
+
 
 def test_equal_compute_resampling_and_no_rescue(pool_dir: Path, tmp_path: Path) -> None:
     none = train_policy(

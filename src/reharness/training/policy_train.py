@@ -81,7 +81,7 @@ def _write_config(out: Path, config: PolicyTrainConfig) -> None:
         file,
         config,
         run="a training run",
-        free={"steps"},
+        free={"steps", "save_steps"},  # neither changes a step already taken
         hint="use another --out, or rerun with the first run's options to resume it",
     )
     out.mkdir(parents=True, exist_ok=True)
@@ -103,6 +103,7 @@ def trl_kwargs(config: PolicyTrainConfig) -> dict[str, Any]:
         max_completion_length=256,
         use_cpu=True,
         bf16=False,
+        save_total_limit=2,  # a resume reads only the last; a pretrained policy's checkpoint is ~1.6 GB
     )
 
 
@@ -179,8 +180,8 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
             quiet(trainer)
         checkpoints = out / "checkpoints"
         last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
-        if last is not None:
-            session.restore(Path(last), int(Path(last).name.rsplit("-", 1)[-1]))
+        # resumed from the last checkpoint, or from the start: either way nothing after it stays in the logs
+        session.restore(Path(last) if last else None, int(Path(last).name.rsplit("-", 1)[-1]) if last else 0)
         trainer.train(resume_from_checkpoint=last)
         if session.router is not None and (config.reanchor_every or config.reanchor_at_start):
             # Rank-1 after training reads the profile of the trained policy, not of the start policy

@@ -39,7 +39,8 @@ def row(folder: Path) -> dict:
     pairs = [(o, key[(o["task_identity"], o["seed"])]) for o in base]
     diffs = [float(p["success"]) - float(b["success"]) for b, p in pairs]
     low, high = bootstrap_ci(diffs)
-    codes = Counter(code for o in base for code in set(o["failure_codes"]))
+    counted = Counter(code for o in base for code in set(o["failure_codes"]))
+    codes = dict(sorted(counted.items(), key=lambda item: (-item[1], item[0])))
     run = json.loads((folder / "base-run.json").read_text())
     steps = sum(o["num_steps"] for o in base)
     mean_episode = sum(o["duration_s"] for o in base) / len(base)
@@ -48,7 +49,7 @@ def row(folder: Path) -> dict:
         "seed": int(seed),
         "n": len(base),
         "base_success": sum(o["success"] for o in base),
-        "failure_codes": {c: round(k / len(base), 2) for c, k in codes.most_common()},
+        "failure_codes": {c: round(k / len(base), 2) for c, k in codes.items()},
         "candidates": len(improve["candidates"]),
         "valid_candidates": sum(1 for c in improve["candidates"] if c.get("valid")),
         "accepted": [c["id"] for c in accepted],

@@ -1,0 +1,60 @@
+"""Would committing SmolLM2's prose answers on db have won any task? (issue 36)
+
+Usage: python docs/results/smollm2/db_prose_answers.py RUN_DIR OUT_FILE
+  RUN_DIR   a `reharness run --env db` directory (episodes.jsonl)
+  OUT_FILE  one JSON line per reply that states an answer in prose ("The answer (to this question) is:
+            X"): the task, the step, the answer as a harness would commit it, and whether DBBench's grader
+            accepts it
+
+The model answers in prose instead of the protocol's `Final Answer: [...]` line, which the env judges a format
+error. A harness repair that committed those answers is only worth building if some of them are right.
+Tasks that modify the database (no label) are skipped: no answer can win them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from reharness.envs.registry import make_env
+from reharness.kits.db.grading import grade_v02
+
+PROSE = re.compile(r"answer(?: to this question)? is:?\s*(.+)", re.IGNORECASE)
+
+
+def main(run_dir: Path, out_file: Path) -> None:
+    env = make_env("db", split="test")
+    episodes = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines() if line]
+    rows = []
+    for episode in sorted(episodes, key=lambda e: e["episode_index"]):
+        task = env.get_task(int(episode["task_id"].rsplit("/", 1)[1]))
+        label = task.gold.get("label")
+        if label is None:
+            continue
+        for step in episode["steps"]:
+            found = PROSE.search(step["output"].get("text") or "")
+            if found is None:
+                continue
+            answer = found.group(1).strip().split("\n")[0].strip('."').replace('"', "")
+            committed = json.dumps([answer])
+            rows.append(
+                {
+                    "task_id": episode["task_id"],
+                    "task_type": task.task_type,
+                    "step": step["index"],
+                    "committed": committed,
+                    "right": grade_v02(committed, label),
+                }
+            )
+    out_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tasks = {r["task_id"] for r in rows}
+    right = {r["task_id"] for r in rows if r["right"]}
+    print(f"{len(rows)} prose answers on {len(tasks)} answerable tasks; tasks they would win: {len(right)}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -16,8 +16,9 @@ keeps a long episode's attention off the quadratic-memory kernel).
 Costs are counted per role (H0 rollouts, rescue or resample rollouts): episodes, model calls, tokens and
 seconds, and the optimisation time is measured apart; every step appends one line to ``OUT/metrics.jsonl``.
 A rerun of the same command resumes from the last checkpoint (``OUT/checkpoints``): the metrics, the router's
-decision log and its learned profile are cut back to that checkpoint, and the lost steps are recomputed
-exactly (rollout seeds depend only on (seed, step, task, rollout)).
+decision log and its learned profile are cut back to that checkpoint (emptied when the run stopped before
+its first one), and the lost steps are recomputed exactly (rollout seeds depend only on (seed, step, task,
+rollout)).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """``reharness train policy``: GRPO of an agent policy in H0 with sibling rescue, start to model directory.
 
 Layout of ``--out DIR``: ``train_config.json`` (the resolved options; a rerun with other options is refused),
-``checkpoints/`` (TRL checkpoints; a rerun resumes from the last one), ``metrics.jsonl`` (one line per
-optimizer step: reward, all-fail share, rescues per sibling, rows and tokens, costs per role, wall time
-split), ``decisions.jsonl`` (the router's decisions with their outcomes), ``profiles/`` (each re-anchored
-profile) and ``model/`` — the trained policy as a Hugging Face model directory, usable as ``--agent
-hf:DIR/model``.
+``checkpoints/`` (TRL checkpoints, the last two kept; a rerun resumes from the last one), ``metrics.jsonl``
+(one line per optimizer step: reward, all-fail share, rescues per sibling, rows and tokens, costs per role,
+wall time split), ``decisions.jsonl`` (the router's decisions with their outcomes), ``profiles/`` (each
+re-anchored profile) and ``model/`` — the trained policy as a Hugging Face model directory, usable as
+``--agent hf:DIR/model``.
 """
 
 from __future__ import annotations

@@ -287,23 +287,3 @@ def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> Non
     assert rank1["vs_router"]["verdict"] == "better" and rank1["vs_start"]["delta"] == 0.5
     # an inference-time arm: no training compute and no targeted-code rate of its own
     assert rank1["tokens"] == 0 and rank1["target_code_rate"] is None
-
-
-def test_a_step_written_twice_counts_once_with_its_later_line(tmp_path: Path) -> None:
-    """A run restarted before its first checkpoint (before the fix) wrote its first steps twice; the report's
-    counts take each step once, from the line of the step that trained the model."""
-    from reharness.experiments.s_data import diagnostic, learnable, metrics
-
-    def line(step: int, tried: int, won: int) -> str:
-        cell = {"groups": 4, "all_fail_groups": tried, "rescues_tried": tried, "rescues_succeeded": won}
-        return json.dumps(cell | {"step": step, "rescued_successes": won, "rescued_with_rewrites": 0}) + "\n"
-
-    run = tmp_path / "db" / "resample"
-    run.mkdir(parents=True)
-    stale = line(1, 4, 0) + line(2, 4, 0)  # the attempt that stopped before step 3's checkpoint
-    (run / "metrics.jsonl").write_text(stale + line(1, 2, 1) + line(2, 3, 0) + line(3, 1, 1))
-    lines = metrics(tmp_path, "db", "resample")
-    assert [m["step"] for m in lines] == [1, 2, 3]
-    counts = diagnostic(lines)
-    assert (counts["groups"], counts["all_fail"], counts["tried"], counts["succeeded"]) == (12, 6, 6, 2)
-    assert learnable(lines)["rescued_successes"] == 2

@@ -211,6 +211,7 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(
     assert third["resumed_from"] is None and [m["step"] for m in metrics(out)] == [1, 2]
     assert [m["tasks"] for m in metrics(out)] == [m["tasks"] for m in lines]
     # every decision again, each once (the sampled actions' log-probabilities may differ in the last bits)
+    assert len((out / "decisions.jsonl").read_text().splitlines()) == len(log)
     redecided = read_log(out / "decisions.jsonl")
     assert [(d.decision_id, d.choice, d.outcome) for d in redecided] == [
         (d.decision_id, d.choice, d.outcome) for d in decisions

@@ -1,7 +1,7 @@
 """Would committing SmolLM2's prose answers on db have won any task? (issue 36)
 
 Usage: python docs/results/smollm2/db_prose_answers.py RUN_DIR OUT_FILE
-  RUN_DIR   a `reharness run --env db` directory (episodes.jsonl)
+  RUN_DIR   a `reharness run` directory of the DBBench kit (test split)
   OUT_FILE  one JSON line per reply that states an answer in prose ("The answer (to this question) is:
             X"): the task, the step, the answer as a harness would commit it, and whether DBBench's grader
             accepts it
@@ -19,31 +19,35 @@ import sys
 from pathlib import Path
 
 from reharness.envs.registry import make_env
+from reharness.kits.db.env import DBEnv
 from reharness.kits.db.grading import grade_v02
+from reharness.store.run_store import open_run_dir
 
 PROSE = re.compile(r"answer(?: to this question)? is:?\s*(.+)", re.IGNORECASE)
 
 
 def main(run_dir: Path, out_file: Path) -> None:
-    env = make_env("db", split="test")
-    episodes = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines() if line]
+    store = open_run_dir(run_dir)
+    env = make_env(store.read_meta().env, split="test")
+    if not isinstance(env, DBEnv):
+        sys.exit(f"{run_dir} is a run of {env.name!r}; this check grades DBBench answers")
     rows = []
-    for episode in sorted(episodes, key=lambda e: e["episode_index"]):
-        task = env.get_task(int(episode["task_id"].rsplit("/", 1)[1]))
+    for episode in sorted(store.episodes(), key=lambda e: e.episode_index):
+        task = env.task_by_id(episode.task_id)
         label = task.gold.get("label")
         if label is None:
             continue
-        for step in episode["steps"]:
-            found = PROSE.search(step["output"].get("text") or "")
+        for step in episode.steps:
+            found = PROSE.search(step.output.text if step.output else "")
             if found is None:
                 continue
             answer = found.group(1).strip().split("\n")[0].strip('."').replace('"', "")
             committed = json.dumps([answer])
             rows.append(
                 {
-                    "task_id": episode["task_id"],
+                    "task_id": episode.task_id,
                     "task_type": task.task_type,
-                    "step": step["index"],
+                    "step": step.index,
                     "committed": committed,
                     "right": grade_v02(committed, label),
                 }

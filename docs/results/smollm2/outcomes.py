@@ -15,29 +15,29 @@ import shutil
 import sys
 from pathlib import Path
 
+from reharness.store.records import EpisodeRecord
+from reharness.store.run_store import open_run_dir
 
-def outcome(episode: dict) -> dict:
-    actions = [step.get("action") for step in episode["steps"]]
-    played = [a for a in actions if a]
-    first = played[0] if played else None
+
+def outcome(episode: EpisodeRecord) -> dict:
+    played = [step.action for step in episode.steps if step.action]
     return {
-        "episode_index": episode["episode_index"],
-        "task_identity": episode["task_identity"],
-        "seed": episode["seed"],
-        "success": episode["success"],
-        "score": episode["score"],
-        "num_steps": episode["num_steps"],
-        "failure_codes": episode["failure_codes"],
-        "duration_s": episode["duration_s"],
+        "episode_index": episode.episode_index,
+        "task_identity": episode.task_identity,
+        "seed": episode.seed,
+        "success": episode.success,
+        "score": episode.score,
+        "num_steps": episode.num_steps,
+        "failure_codes": episode.failure_codes,
+        "duration_s": episode.duration_s,
         "distinct_actions": len(set(played)),
-        "first_action": first[:120] if first else None,
+        "first_action": played[0][:120] if played else None,
     }
 
 
 def main(run_dir: Path, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    episodes = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines() if line]
-    episodes.sort(key=lambda e: e["episode_index"])
+    episodes = sorted(open_run_dir(run_dir).episodes(), key=lambda e: e.episode_index)
     with (out_dir / "base-outcomes.jsonl").open("w") as f:
         for episode in episodes:
             f.write(json.dumps(outcome(episode)) + "\n")

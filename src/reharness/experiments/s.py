@@ -71,8 +71,6 @@ __all__ = [
     "run_s",
 ]
 
-CHECKPOINT_EVERY = 5  # training steps between an arm's checkpoints
-
 
 def check_pool(path: Path, env: str, *, template: bool = False) -> bool:
     """Load the pool at ``path`` (hashes checked) and its profile when it has siblings; refuse a pool of
@@ -185,8 +183,6 @@ def train_method(
         reanchor_n=config.reanchor_n,
         micro_batches=config.micro_batches,
         concurrency=config.concurrency,
-        # a checkpoint every few steps (and at the last): an interrupted arm loses at most that many steps
-        save_steps=min(CHECKPOINT_EVERY, max(1, steps)),
         seed=config.seed,
         out=str(out),
     )

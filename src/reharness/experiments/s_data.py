@@ -13,15 +13,11 @@ SOLVED = "solved"  # the profile's cluster key of pairs H0 solved (not a rescue 
 
 
 def metrics(out: Path, env: str, method: str) -> list[dict[str, Any]]:
-    """The per-step lines of a training run's ``metrics.jsonl`` (re-anchoring lines included), one per
-    step: a run that restarted before its first checkpoint wrote its first steps twice
-    before that was fixed; the later line (the step that trained the model) counts."""
+    """The per-step lines of a training run's ``metrics.jsonl`` (re-anchoring lines included)."""
     file = out / env / method / "metrics.jsonl"
     if not file.is_file():
         return []
-    lines = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
-    last = {line["step"]: i for i, line in enumerate(lines) if "step" in line}
-    return [line for i, line in enumerate(lines) if "step" not in line or last[line["step"]] == i]
+    return [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def diagnostic(lines: list[dict[str, Any]]) -> dict[str, Any]:

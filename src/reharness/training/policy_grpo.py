@@ -383,13 +383,15 @@ class TrainingSession:
             "profile": self.router.profile.model_dump(mode="json") if self.router is not None else None,
         }
 
-    def restore(self, checkpoint: Path | None, step: int) -> None:
-        """Cut the metrics and the decision log back to ``checkpoint`` and reload the router's profile.
+    def restore(self, checkpoint: Path | None) -> None:
+        """Cut the metrics and the decision log back to ``checkpoint`` (``OUT/checkpoints/checkpoint-N``) and
+        reload the router's profile.
 
-        ``checkpoint`` None (step 0): a run that stopped before its first checkpoint starts over, so the lines
-        its lost steps wrote are dropped, not counted twice beside the recomputed ones."""
+        ``checkpoint`` None: a run that stopped before its first checkpoint starts over, so the lines its lost
+        steps wrote are dropped, not counted twice beside the recomputed ones."""
         from reharness.pool.profile import Profile
 
+        step = int(checkpoint.name.rsplit("-", 1)[-1]) if checkpoint is not None else 0
         file = checkpoint / STATE_FILE if checkpoint is not None else None
         saved = json.loads(file.read_text(encoding="utf-8")) if file is not None and file.is_file() else {}
         self.totals = saved.get("totals", self.totals)

@@ -181,7 +181,7 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
         checkpoints = out / "checkpoints"
         last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
         # resumed from the last checkpoint, or from the start: either way nothing after it stays in the logs
-        session.restore(Path(last) if last else None, int(Path(last).name.rsplit("-", 1)[-1]) if last else 0)
+        session.restore(Path(last) if last else None)
         trainer.train(resume_from_checkpoint=last)
         if session.router is not None and (config.reanchor_every or config.reanchor_at_start):
             # Rank-1 after training reads the profile of the trained policy, not of the start policy

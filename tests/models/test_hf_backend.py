@@ -258,7 +258,11 @@ def test_errors_are_responses_not_exceptions(model_dir: Path) -> None:
     )
     assert len(backend.encode(long)) > 24 > len(backend.encode(short))
     replies = backend.generate_batch([long, short])
-    assert replies[0].error is not None and "context" in replies[0].error
+    error = replies[0].error or ""
+    assert f"prompt has {len(backend.encode(long))} tokens; the model's context is 24" in error
+    assert (
+        "history_window" in error and "--engineer-prompt compact" in error
+    )  # how an agent, an engineer fixes it
     assert replies[1].error is None and replies[1].completion_token_ids  # the other row is unaffected
 
 

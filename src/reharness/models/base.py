@@ -38,6 +38,16 @@ _TOOL_CALL = re2.compile(r"(?s)<tool_call>\s*(.*?)\s*(?:</tool_call>|$)")
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]+)"')
 
 
+def context_overflow(prompt_tokens: int, context_length: int) -> str:
+    """The error of a request whose prompt fills the model's context, with both ways to shorten what is sent:
+    an agent's prompt grows with the harness's history, an engineer's with the prompt it is asked with."""
+    return (
+        f"prompt has {prompt_tokens} tokens; the model's context is {context_length} (shorten the prompt: "
+        "an agent's with the harness's history_window, an engineer's with --engineer-prompt compact or "
+        "--engineer-language program; experiment r1's editor: --editor-language program)"
+    )
+
+
 def malformed_tool_call(name: str | None, raw: str, error: str, call_id: str | None = None) -> ToolCall:
     """A tool call whose arguments could not be parsed: the raw text and the reason are kept as data."""
     return ToolCall(

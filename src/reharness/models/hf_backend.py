@@ -53,7 +53,7 @@ from typing import Any
 from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError
 from reharness.core.types import ChatRequest, ChatResponse
-from reharness.models.base import parse_text_tool_calls, template_messages
+from reharness.models.base import context_overflow, parse_text_tool_calls, template_messages
 from reharness.models.hf_cache import PromptReader, supports_reuse
 from reharness.models.hf_decode import Row, RunningBatch
 
@@ -424,10 +424,7 @@ class HFBackend(Agent):
                 continue
             room = self.context_length - len(prompt)
             if room <= 0:
-                error = (
-                    f"prompt has {len(prompt)} tokens; the model's context is {self.context_length} "
-                    "(shorten the history: harness history_window)"
-                )
+                error = context_overflow(len(prompt), self.context_length)
                 answer(pending, ChatResponse(prompt_token_ids=tuple(prompt), error=error))
                 continue
             max_new = min(pending.request.sampling.max_tokens, room)

@@ -37,7 +37,7 @@ from typing import Any
 from reharness.core.agent import Agent
 from reharness.core.errors import ConfigError
 from reharness.core.types import ChatRequest, ChatResponse
-from reharness.models.base import parse_text_tool_calls, template_messages
+from reharness.models.base import context_overflow, parse_text_tool_calls, template_messages
 from reharness.models.hf_decode import in_loop
 
 END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "</s>")
@@ -147,7 +147,7 @@ class LlamaCppBackend(Agent):
             return ChatResponse(error=f"chat template failed: {type(exc).__name__}: {exc}"[:1000])
         room = self.context_length - len(prompt)
         if room <= 0:
-            error = f"prompt has {len(prompt)} tokens; the context is {self.context_length} (history_window)"
+            error = context_overflow(len(prompt), self.context_length)
             return ChatResponse(prompt_token_ids=tuple(prompt), error=error)
         slot = self._take(prompt)
         try:

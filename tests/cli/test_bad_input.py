@@ -244,6 +244,11 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
         ("experiment", "r1", "--env", "db", "--editor", "tiny:db-S", "--editor-constrain"),
         ("--editor-constrain needs --editor-language program",),
     ),
+    (
+        ("experiment", "r1", "--env", "db", "--editor", "tiny:db-S", "--editor-language", "program",
+         "--editor-prompt", "full"),
+        ("--editor-prompt full asks for hook code",),
+    ),
     (("experiment", "s", "--env", "bogus"), ("unknown environment 'bogus'", "known:")),
     ((*ES, "--methods", "none,routr"), ("--methods entry 'routr'", "'router'")),
     ((*ES, "--methods", "sibling-only"), ("'sibling-only'", "not supported")),

@@ -14,6 +14,7 @@ from targets import ClumsySolver
 from reharness.core.errors import ConfigError, ReharnessError
 from reharness.core.types import ChatRequest
 from reharness.engineer import OperatorEngineer
+from reharness.engineer.compact import TASK_LINE
 from reharness.experiments.r1 import Evaluator, R1Config, R1Result, aggregate
 from reharness.experiments.r1_report import reply_funnel
 from reharness.models.server import ChatServer, ServerThread
@@ -73,7 +74,8 @@ def test_the_prompted_editor_row_measures_the_models_patch(
     assert len(script.requests) == 1  # one sample per packet, never resampled
     request = script.requests[0]
     assert request.sampling.temperature == config.temperature and request.sampling.max_tokens == 1024
-    assert "harness-r1-patch-v1" in request.messages[0].content  # Harness-R1's full prompt (hook code)
+    assert request.messages[1].content.endswith("<think>...</think><patch>{...}</patch>.")  # Harness-R1's
+    assert len(request.messages[1].content) > 3 * config.max_prompt_chars  # full prompt, asking for hook code
     assert prompted["valid"] and prompted["editor"] == spec and prompted["error_code"] is None
     assert prompted["raw_reply"] is None  # kept only for refused replies
     assert sum(prompted["successes"]) > sum(records["none"]["successes"]) and prompted["rescued"]
@@ -109,8 +111,30 @@ def test_an_editor_reply_that_does_not_parse_is_counted_by_code(
     assert "| 1 | 0 | 0 | 0 | – | no_patch_tag 1 |" in line
 
 
+def test_hook_code_from_the_compact_prompt_and_rows_of_another_prompt_are_refused(
+    tmp_path: Path, editor: tuple[str, Editor]
+) -> None:
+    spec, script = editor
+    script.reply = "no patch here"
+    compact = config_for(tmp_path, spec, editor_prompt="compact", editor_max_tokens=64)
+    (record,) = [r for r in evaluate(compact, ("prompted",)) if r["method"] == "prompted"]
+    system, user = script.requests[0].messages
+    # hook code (a patch, not a program) asked within the compact budget, not with the full prompt
+    assert user.content.endswith(TASK_LINE) and len(user.content) <= compact.max_prompt_chars
+    assert record["editor_options"] == {"prompt": "compact", "language": "hooks", "constrain": False,
+                                        "max_tokens": 64}  # fmt: skip
+    # the same editor asked with the full prompt would mix two ways of asking under one row
+    with pytest.raises(ConfigError, match="prompted-editor rows asked with .*compact"):
+        evaluate(config_for(tmp_path, spec, editor_max_tokens=64), ("prompted",))
+    assert len(script.requests) == 1
+
+
 def test_editor_options_are_checked_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(ReharnessError, match="--editor 'nosuch:model': unknown model backend 'nosuch'"):
         R1Config(envs=["household"], editor="nosuch:model")
     with pytest.raises(ConfigError, match="--editor-constrain needs --editor-language program"):
         R1Config(envs=["household"], editor="tiny:household-S", editor_constrain=True)
+    with pytest.raises(ConfigError, match="--editor-prompt full asks for hook code"):
+        R1Config(
+            envs=["household"], editor="tiny:household-S", editor_language="program", editor_prompt="full"
+        )

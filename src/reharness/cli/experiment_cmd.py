@@ -149,10 +149,17 @@ def r1(
     editor_language: Annotated[
         str,
         typer.Option(
-            help="What the prompted editor writes: hooks (free hook code, Harness-R1's full prompt) or "
-            "program (a repair program, the compact prompt)."
+            help="What the prompted editor writes: hooks (free hook code) or program (a repair program, "
+            "the compact prompt)."
         ),
     ] = "hooks",
+    editor_prompt: Annotated[
+        str | None,
+        typer.Option(
+            help="How the prompted editor is asked: full (Harness-R1's prompt) or compact (what a small "
+            "context fits). Default: full for hooks, compact for program."
+        ),
+    ] = None,
     editor_constrain: Annotated[
         bool,
         typer.Option(
@@ -200,7 +207,7 @@ def r1(
         transfer_agent=transfer_agent, generalisation_seeds=generalisation_seeds, heldout_n=heldout_n,
         ablation=not no_ablation, batch_concurrency=batch_concurrency, controls=not no_controls,
         test_seed=test_seed, hint_probe=not no_hint_probe, editor=editor, editor_language=editor_language,
-        editor_constrain=editor_constrain, editor_max_tokens=editor_max_tokens,
+        editor_prompt=editor_prompt, editor_constrain=editor_constrain, editor_max_tokens=editor_max_tokens,
     )  # fmt: skip
 
     with executor_scope(executor, ray_address, ray_actors):  # every stage's episodes

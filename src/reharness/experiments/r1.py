@@ -84,6 +84,7 @@ _STUDY_FIELDS = frozenset(
         "hint_probe",
         "editor",
         "editor_language",
+        "editor_prompt",
         "editor_constrain",
         "editor_max_tokens",
     }

@@ -65,28 +65,44 @@ def prompted_editor(config: R1Config, temperature: float) -> Engineer:
     from reharness.engineer.factory import make_engineer
     from reharness.engineer.llm import ModelEngineerOptions
 
-    options = ModelEngineerOptions(
-        prompt="compact" if config.editor_language == "program" else "full",
-        language=config.editor_language,
-        constrain=config.editor_constrain,
-        max_tokens=config.editor_max_tokens,
-    )
+    options = ModelEngineerOptions(**editor_options(config))
     return make_engineer(
         f"llm:{config.editor}", temperature=temperature, resample_invalid=0, **options.engineer_kwargs()
     )
 
 
+def editor_options(config: R1Config) -> dict[str, Any]:
+    """How the prompted editor is asked (recorded with each of its rows)."""
+    return {
+        "prompt": config.editor_prompt or ("compact" if config.editor_language == "program" else "full"),
+        "language": config.editor_language,
+        "constrain": config.editor_constrain,
+        "max_tokens": config.editor_max_tokens,
+    }
+
+
 def check_editor_records(config: R1Config, done: Mapping[str, Mapping[str, Any]]) -> None:
-    """Refuse to mix prompted-editor rows of another editor (the row is keyed by method, not by model)."""
+    """Refuse to mix prompted-editor rows of another editor, or of the same editor asked another way (the
+    row is keyed by method, not by model or options; rows written before the options were recorded are
+    checked by model only)."""
     from reharness.core.errors import ConfigError
 
-    editors = {r.get("editor") for r in done.values() if r.get("method") == PROMPTED}
-    other = editors - {config.editor}
-    if config.editor is not None and other:
+    if config.editor is None:
+        return
+    mine = [r for r in done.values() if r.get("method") == PROMPTED]
+    other = {r.get("editor") for r in mine} - {config.editor}
+    if other:
         raise ConfigError(
             f"{config.out} holds prompted-editor rows of {sorted(map(str, other))}, not {config.editor!r}",
             hint="give the same --editor, or another --out for another editor",
         )
+    asked = editor_options(config)
+    for before in {json.dumps(r["editor_options"], sort_keys=True) for r in mine if "editor_options" in r}:
+        if json.loads(before) != asked:
+            raise ConfigError(
+                f"{config.out} holds prompted-editor rows asked with {before}, not {json.dumps(asked)}",
+                hint="give the same --editor-… options, or another --out",
+            )
 
 
 class Evaluator:
@@ -256,6 +272,7 @@ class Evaluator:
                 }
             if method == PROMPTED:
                 record["editor"] = self.config.editor
+                record["editor_options"] = editor_options(self.config)
             if method in search_meta:
                 record["search"] = search_meta[method]
             record["successes"] = patched_successes(base, record["rescued"], record["broken"])

@@ -139,8 +139,13 @@ class R1Config(BaseModel):
     )
     editor_language: Literal["hooks", "program"] = Field(
         "hooks",
-        description="What the prompted editor writes: free hook code from Harness-R1's full prompt (hooks) "
-        "or a repair program from the compact prompt (program).",
+        description="What the prompted editor writes: free hook code (hooks; Harness-R1's full prompt unless "
+        "editor_prompt says compact) or a repair program from the compact prompt (program).",
+    )
+    editor_prompt: Literal["full", "compact"] | None = Field(
+        None,
+        description="How the prompted editor is asked: Harness-R1's full prompt or the compact one (a small "
+        "context needs it); None: full for hook code, compact for a repair program.",
     )
     editor_constrain: bool = Field(
         False, description="Prompted editor in the program language: decode under the program grammar."
@@ -157,6 +162,11 @@ class R1Config(BaseModel):
                 check_spec(self.editor)
             except ReharnessError as exc:
                 raise type(exc)(f"--editor {self.editor!r}: {exc.message}", hint=exc.hint) from None
+        if self.editor_prompt == "full" and self.editor_language == "program":
+            raise ConfigError(
+                "--editor-prompt full asks for hook code; a repair program needs the compact prompt",
+                hint="drop --editor-prompt, or give --editor-language hooks",
+            )
         if self.editor_constrain and self.editor_language != "program":
             raise ConfigError(
                 "--editor-constrain needs --editor-language program (the grammar is the repair programs')",

@@ -49,6 +49,7 @@ def row(folder: Path) -> dict:
         "seed": int(seed),
         "n": len(base),
         "base_success": sum(o["success"] for o in base),
+        "base_mean_score": round(sum(o["score"] for o in base) / len(base), 4),  # partial credit
         "failure_codes": {c: round(k / len(base), 2) for c, k in codes.items()},
         "candidates": len(improve["candidates"]),
         "valid_candidates": sum(1 for c in improve["candidates"] if c.get("valid")),

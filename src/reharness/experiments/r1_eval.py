@@ -97,10 +97,11 @@ def check_editor_records(config: R1Config, done: Mapping[str, Mapping[str, Any]]
             hint="give the same --editor, or another --out for another editor",
         )
     asked = editor_options(config)
-    for before in {json.dumps(r["editor_options"], sort_keys=True) for r in mine if "editor_options" in r}:
-        if json.loads(before) != asked:
+    for before in (r["editor_options"] for r in mine if "editor_options" in r):
+        if before != asked:
             raise ConfigError(
-                f"{config.out} holds prompted-editor rows asked with {before}, not {json.dumps(asked)}",
+                f"{config.out} holds prompted-editor rows asked with {json.dumps(before, sort_keys=True)}, "
+                f"not {json.dumps(asked, sort_keys=True)}",
                 hint="give the same --editor-… options, or another --out",
             )
 

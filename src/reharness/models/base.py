@@ -44,7 +44,7 @@ def context_overflow(prompt_tokens: int, context_length: int) -> str:
     return (
         f"prompt has {prompt_tokens} tokens; the model's context is {context_length} (shorten the prompt: "
         "an agent's with the harness's history_window, an engineer's with --engineer-prompt compact or "
-        "--engineer-language program; experiment r1's editor: --editor-language program)"
+        "--engineer-language program; experiment r1's editor: --editor-prompt compact)"
     )
 
 

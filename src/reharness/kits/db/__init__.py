@@ -24,7 +24,8 @@ Kit: :mod:`.kit` (the ``db`` :class:`~reharness.envs.EnvKit`, Harness-R1's ``dbb
 - :mod:`.r1`: Harness-R1's DBBench ``ctx`` adapter (``action``, ``state``, ``task``, ``dbbench``, …);
 - :mod:`.near_miss`: near-miss perturbations: the expert's SQL with one mistake a tiny agent makes;
 - :mod:`.notes`: harness notes made only of what a harness can observe, for demonstrations;
-- :mod:`.tiny`: the tiny-agent recipe: recipes, perturbations, near misses and notes.
+- :mod:`.tiny`: the tiny-agent recipe: recipes, perturbations, near misses and notes;
+- :mod:`.prose_answers`: a run's prose answers graded as if committed (would a format repair win anything?).
 """
 
 from reharness.kits.db.env import DBEnv

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+from s_runs import stored_run
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
@@ -181,6 +182,16 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_pa
         and "invalid_action/step" in saved["behaviour"]["shop"]["start"]
     )
 
+    # experiment s-compare reads the same stored files: router against none of this run, paired per task
+    arms = ["--method", "none", "--method-b", "router"]
+    compared = CliRunner().invoke(app, ["experiment", "s-compare", str(out), str(out), *arms, "--json"])
+    assert compared.exit_code == 0, compared.output
+    pair = json.loads(compared.stdout)
+    assert pair["differs"] == {} and pair["target_codes"] == sorted(saved["target_codes"]["shop"])
+    assert pair["success"]["delta"] == pytest.approx(rows["router"]["success"] - rows["none"]["success"])
+    assert pair["b"]["target_code_rate"] == pytest.approx(rows["router"]["target_code_rate"])
+    assert pair["b"]["rescues"] == router["rescues"] and pair["a"]["rescues"]["tried"] == 0
+
     evaluations = (out / "eval.jsonl").read_text()
     models = {m: (out / "shop" / m / "model").stat().st_mtime_ns for m in METHODS - {"start"}}
     again = CliRunner().invoke(app, [*args, "--out", str(out), "--json"])
@@ -215,45 +226,14 @@ def test_a_run_written_before_learning_rate_existed_resumes_only_with_its_defaul
         _check_same_experiment(out, SConfig(envs=["db"], learning_rate=5e-5, out=str(out)))
 
 
-def _stored_run(
-    out: Path,
-    seed: int,
-    outcomes: dict[str, list[float]],
-    pairs: list[list[object]],
-    trained: int | None = None,
-) -> Path:
-    """A finished run's stored files, as `experiment s` writes them (one env, the given per-task outcomes;
-    result rows for the first ``trained`` methods only, as Rank-1, evaluated after training, has none)."""
-    out.mkdir(parents=True)
-    (out / "s_config.json").write_text(SConfig(envs=["shop"], seed=seed, out=str(out)).model_dump_json())
-    records = [
-        {
-            "key": f"shop/{m}",
-            "env": "shop",
-            "method": m,
-            "pairs": pairs,
-            "successes": s,
-            "codes": [[]] * len(s),
-        }
-        for m, s in outcomes.items()
-    ]
-    (out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    rows = [
-        {"env": "shop", "method": m, "target_code_rate": 0.5, "tokens": 10, "model_calls": 2}
-        for m in list(outcomes)[:trained]
-    ]
-    (out / "result.json").write_text(json.dumps({"rows": rows}))
-    return out
-
-
 def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) -> None:
     from reharness.experiments.s_seeds import pooled
 
     pairs = [[f"t{i}", i] for i in range(40)]
     ones, zeros = [1.0] * 40, [0.0] * 40
     half = [float(i % 2) for i in range(40)]
-    a = _stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs)
-    b = _stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs)
+    a = stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs)
+    b = stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs)
     table = pooled([a, b])
     rows = {r["method"]: r for r in table["rows"]}
     assert table["seeds"] == [0, 1] and set(rows) == {"start", "none", "router"}
@@ -264,7 +244,7 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
     assert router["vs_none"]["delta"] == 0.25 and router["vs_none"]["verdict"] == "better"
     assert router["vs_none"]["low"] > 0 and "vs_resample" not in router
     assert rows["none"]["vs_start"]["delta"] == 0.5
-    c = _stored_run(tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1])
+    c = stored_run(tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1])
     with pytest.raises(DataError, match="different test tasks"):
         pooled([a, c])
     with pytest.raises(DataError, match="repeat a training seed"):
@@ -277,7 +257,7 @@ def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> Non
     pairs = [[f"t{i}", i] for i in range(40)]
     zeros, half = [0.0] * 40, [float(i % 2) for i in range(40)]
     runs = [
-        _stored_run(
+        stored_run(
             tmp_path / str(seed), seed, {"start": zeros, "router": zeros, "rank1": half}, pairs, trained=2
         )
         for seed in (0, 1)

@@ -388,6 +388,58 @@ def s_seeds(
     stdout.print(table)
 
 
+@experiment_app.command("s-compare")
+@friendly_errors
+def s_compare(
+    run_a: Annotated[Path, typer.Argument(help="experiment s output directory of arm A (the reference).")],
+    run_b: Annotated[Path, typer.Argument(help="experiment s output directory of arm B (the ablation).")],
+    method: Annotated[str, typer.Option("--method", help="Arm A's method (none, router, rank1, ...).")],
+    method_b: Annotated[
+        str | None, typer.Option("--method-b", help="Arm B's method; default: the same as --method.")
+    ] = None,
+    env: Annotated[
+        str | None, typer.Option("--env", help="The env of both arms; needed when a run holds several.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Compare one arm of two stored `experiment s` runs on their shared test tasks (an ablation: same
+    --test-seed, one option changed), from their stored files only: success and targeted failure codes in H0,
+    B − A paired per task with a bootstrap interval (an ordering only where it excludes 0), the rescues each
+    arm made, and the options in which the runs differ."""
+    from reharness.experiments.s_compare import compare
+
+    result = compare(run_a, method, run_b, method_b, env)
+    if as_json:
+        print(json.dumps(result))
+        return
+
+    def cell(v: dict[str, Any] | None) -> str:
+        if v is None:
+            return "- (the runs target different codes)"
+        return f"{100 * v['delta']:+.1f} [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}] {v['verdict']}"
+
+    table = Table(title=f"in H0, on {result['n']} shared test tasks")
+    for col in ("", "A", "B", "B − A [paired 95% CI]"):
+        table.add_column(col)
+    a, b = result["a"], result["b"]
+    stdout.print(f"A: {a['key']} of {a['run']}\nB: {b['key']} of {b['run']}", highlight=False)
+    table.add_row("success", f"{a['success']:.1%}", f"{b['success']:.1%}", cell(result["success"]))
+    table.add_row(
+        "targeted codes",
+        f"{a['target_code_rate']:.1%}",
+        f"{b['target_code_rate']:.1%}",
+        cell(result["target_code_rate"]),
+    )
+    table.add_row("rescues (succeeded/tried)", *(_rescues(side["rescues"]) for side in (a, b)), "")
+    stdout.print(table)
+    differs = ", ".join(f"{k}: {v[0]!r} → {v[1]!r}" for k, v in result["differs"].items()) or "none"
+    stdout.print(f"options that differ: {differs}", highlight=False)
+
+
+def _rescues(rescues: dict[str, Any] | None) -> str:
+    return "-" if not rescues else f"{rescues.get('succeeded', 0)}/{rescues.get('tried', 0)}"
+
+
 def _with_progress(run: Callable[..., Any], config: Any) -> Any:
     """``run(config, notify=…, progress=…)`` with notes and training steps drawn on one rich display."""
     from reharness.cli.progress import progress_display, step_reporter

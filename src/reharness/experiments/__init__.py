@@ -22,5 +22,7 @@
 - :mod:`.s_evidence`: the report's evidence sections: paired comparisons, targeted failure codes, compute,
   router vs oracle, learnable rescues;
 - :mod:`.s_seeds`: several training seeds' runs in one table, from their stored files
-  (``reharness experiment s-seeds``).
+  (``reharness experiment s-seeds``);
+- :mod:`.s_compare`: one arm of two stored runs (an ablation) paired on their shared test tasks
+  (``reharness experiment s-compare``).
 """

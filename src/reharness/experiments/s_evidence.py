@@ -12,14 +12,23 @@ if TYPE_CHECKING:
     from reharness.experiments.s_config import SResult, SRow
 
 
+CODE_WORDS = ("more", "fewer")  # a failure-code rate's direction: up is not better
+
+
 def _pp(value: float) -> str:
     return f"{100 * value:+.1f}"
 
 
-def verdict(delta: float, low: float, high: float) -> str:
-    """``+3.0 [+1.0, +5.0] better`` / ``worse`` / ``tie`` (the interval holds 0)."""
-    word = "better" if low > 0 else "worse" if high < 0 else "tie"
+def verdict(delta: float, low: float, high: float, words: tuple[str, str] = ("better", "worse")) -> str:
+    """``+3.0 [+1.0, +5.0] better`` / ``worse`` / ``tie`` (the interval holds 0); for a failure-code rate,
+    where up is not better, pass ``words=CODE_WORDS``."""
+    word = words[0] if low > 0 else words[1] if high < 0 else "tie"
     return f"{_pp(delta)} [{_pp(low)}, {_pp(high)}] {word}"
+
+
+def _vs(interval: list[float]) -> str:
+    delta, low, high = interval
+    return verdict(delta, low, high)
 
 
 def comparison_lines(result: SResult) -> list[str]:
@@ -28,7 +37,7 @@ def comparison_lines(result: SResult) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for r in result.rows:
-        cells = [verdict(*r.vs[o]) if o in r.vs else "-" for o in ("none", "resample")]
+        cells = [_vs(r.vs[o]) if o in r.vs else "-" for o in ("none", "resample")]
         lines.append(f"| {r.env} | {r.method} | {100 * r.success:.1f} | {cells[0]} | {cells[1]} |")
     return lines
 
@@ -43,7 +52,7 @@ def target_lines(result: SResult) -> list[str]:
         "|---|---|---|---|",
     ]
     for r in result.rows:
-        change = verdict(r.target_delta, r.target_delta_low, r.target_delta_high)
+        change = verdict(r.target_delta, r.target_delta_low, r.target_delta_high, words=CODE_WORDS)
         lines.append(f"| {r.env} | {r.method} | {100 * r.target_code_rate:.1f} | {change} |")
     return lines
 

@@ -22,25 +22,30 @@ from reharness.core.errors import DataError
 from reharness.core.jsonl import read_jsonl
 
 
-def _run(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]:
+def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]:
+    """A finished run's ``s_config.json``, ``eval.jsonl`` records by key, and ``result.json``."""
     files = [directory / name for name in ("s_config.json", "eval.jsonl", "result.json")]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
-        raise DataError(f"{directory} is not a finished experiment s run: {', '.join(missing)} missing")
+        raise DataError(
+            f"{directory} is not a finished experiment s run: {', '.join(missing)} missing",
+            hint="rerun its experiment s command: it resumes, and writes them once every arm is evaluated",
+        )
     config = json.loads(files[0].read_text(encoding="utf-8"))
     evals = {r["key"]: r for r in read_jsonl(files[1])}
     return config, evals, json.loads(files[2].read_text(encoding="utf-8"))
 
 
-def _verdict(low: float, high: float) -> str:
-    return "better" if low > 0 else "worse" if high < 0 else "tie"
+def verdict_word(low: float, high: float, words: tuple[str, str] = ("better", "worse")) -> str:
+    """``better`` / ``worse`` (or the given words: up, down) where the interval excludes 0, else ``tie``."""
+    return words[0] if low > 0 else words[1] if high < 0 else "tie"
 
 
 def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
     """The pooled table of several seeds' runs (see the module docstring)."""
     from reharness.measure.paired import bootstrap_ci
 
-    runs = [_run(d) for d in directories]
+    runs = [read_run(d) for d in directories]
     seeds = [c["seed"] for c, _, _ in runs]
     if len(set(seeds)) != len(seeds):
         raise DataError(f"the runs repeat a training seed: {seeds}", hint="pass one run per training seed")
@@ -87,7 +92,7 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
                 low, high = bootstrap_ci(diffs, seed=bootstrap_seed)
                 row[f"vs_{other}"] = {
                     "delta": round(sum(diffs) / len(diffs), 6), "low": low, "high": high,
-                    "verdict": _verdict(low, high),
+                    "verdict": verdict_word(low, high),
                 }  # fmt: skip
             rows.append(row)
     return {"runs": [str(d) for d in directories], "seeds": seeds, "rows": rows}

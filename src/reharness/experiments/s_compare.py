@@ -1,0 +1,133 @@
+"""Two arms of stored ``reharness experiment s`` runs compared on their shared test tasks, from files only.
+
+An ablation is a second run that changes one option (``--rewritten-turns executed`` against the default
+``mask``; ``--reanchor-every 0`` against re-anchoring) with the same ``--test-seed`` and ``--test-n``, so its
+policies met the same test tasks as the first run's. :func:`compare` reads both runs' ``s_config.json``,
+``eval.jsonl`` and ``result.json`` (the layout :mod:`.s_seeds` reads), refuses arms evaluated on different
+tasks, and gives: each arm's held-out success in H0 and its rate of episodes with a failure code the pool's
+siblings target, the paired per-task difference (B − A) of both with a bootstrap interval over tasks (an
+ordering only where it excludes 0, else ``tie``), each arm's rescues during training, and the options in
+which the two runs differ — so the reader sees what the comparison varies (and whether the training seed is
+among them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reharness.core.errors import DataError
+from reharness.experiments.s_evidence import CODE_WORDS
+from reharness.experiments.s_seeds import read_run, verdict_word
+
+# options that name where a run was written or how it printed, not what it trained
+_NOT_AN_OPTION = {"out"}
+
+
+def _options(config: dict[str, Any]) -> dict[str, Any]:
+    """The run's options with today's defaults filled in, so an option added after a run was written does not
+    show as a difference (a config this version cannot read is compared as stored)."""
+    from pydantic import ValidationError
+
+    from reharness.experiments.s_config import SConfig
+
+    try:
+        return SConfig.model_validate(config).model_dump(mode="json")
+    except ValidationError:
+        return config
+
+
+def _arm(directory: Path, env: str | None, method: str) -> dict[str, Any]:
+    config, evals, result = read_run(directory)
+    config = _options(config)
+    envs = list(config["envs"])
+    if env is None:
+        if len(envs) != 1:
+            raise DataError(f"{directory} holds several envs {envs}", hint="name one with --env")
+        env = envs[0]
+    key = f"{env}/{method}"
+    if key not in evals:
+        known = ", ".join(sorted(evals))
+        raise DataError(f"{directory} has no evaluated arm {key!r}", hint=f"its arms: {known}")
+    targets = set((result.get("target_codes") or {}).get(env, []))
+    record = evals[key]
+    training = (result.get("training") or {}).get(env, {}).get(method) or {}
+    learnable = (result.get("learnable") or {}).get(env, {}).get(method)
+    return {
+        "run": str(directory),
+        "key": key,
+        "config": config,
+        "targets": sorted(targets),
+        "pairs": record["pairs"],
+        "successes": [float(s) for s in record["successes"]],
+        "targeted": [float(bool(targets & set(codes))) for codes in record["codes"]],
+        "rescues": training.get("rescues"),
+        "learnable": learnable,
+    }
+
+
+def _paired(
+    a: list[float], b: list[float], seed: int, words: tuple[str, str] = ("better", "worse")
+) -> dict[str, Any]:
+    from reharness.measure.paired import bootstrap_ci
+
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    low, high = bootstrap_ci(diffs, seed=seed)
+    delta = round(sum(diffs) / len(diffs), 6)
+    return {"delta": delta, "low": low, "high": high, "verdict": verdict_word(low, high, words)}
+
+
+def compare(
+    run_a: Path,
+    method_a: str,
+    run_b: Path,
+    method_b: str | None = None,
+    env: str | None = None,
+    bootstrap_seed: int = 0,
+) -> dict[str, Any]:
+    """Arm ``method_b`` of ``run_b`` (default: the same method) against arm ``method_a`` of ``run_a``."""
+    a = _arm(run_a, env, method_a)
+    b = _arm(run_b, env, method_b or method_a)
+    env_a, env_b = (side["key"].split("/", 1)[0] for side in (a, b))
+    if env_a != env_b:
+        raise DataError(
+            f"{run_a} holds {env_a} and {run_b} holds {env_b}: an arm is compared with the same env's",
+            hint="compare two runs of one env (name it with --env when a run holds several)",
+        )
+    if a["pairs"] != b["pairs"]:
+        raise DataError(
+            f"{a['key']} of {run_a} and {b['key']} of {run_b} were evaluated on different test tasks",
+            hint="compare runs made with the same --test-seed and --test-n",
+        )
+    n = len(a["pairs"])
+    if n == 0:
+        raise DataError(f"{a['key']} of {run_a} was evaluated on no test task")
+    options = sorted((set(a["config"]) | set(b["config"])) - _NOT_AN_OPTION)
+    differs = {
+        name: [a["config"].get(name), b["config"].get(name)]
+        for name in options
+        if a["config"].get(name) != b["config"].get(name)
+    }
+    same_targets = a["targets"] == b["targets"]
+    sides = {}
+    for name, arm in (("a", a), ("b", b)):
+        sides[name] = {
+            "run": arm["run"],
+            "key": arm["key"],
+            "success": round(sum(arm["successes"]) / n, 6),
+            "target_code_rate": round(sum(arm["targeted"]) / n, 6),
+            "rescues": arm["rescues"],
+            "learnable": arm["learnable"],
+        }
+    return {
+        "n": n,
+        "a": sides["a"],
+        "b": sides["b"],
+        "differs": differs,
+        "target_codes": a["targets"] if same_targets else None,
+        "success": _paired(a["successes"], b["successes"], bootstrap_seed),
+        # the same codes must be targeted on both sides for their rates to be compared
+        "target_code_rate": (
+            _paired(a["targeted"], b["targeted"], bootstrap_seed, CODE_WORDS) if same_targets else None
+        ),
+    }

@@ -1,0 +1,49 @@
+"""Finished ``experiment s`` runs' stored files, written as the experiment writes them, for the tests of the
+commands that read only those files (``experiment s-seeds``, ``experiment s-compare``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reharness.experiments.s import SConfig
+
+
+def stored_run(
+    out: Path,
+    seed: int,
+    outcomes: dict[str, list[float]],
+    pairs: list[list[object]],
+    trained: int | None = None,
+    codes: dict[str, list[list[str]]] | None = None,
+    target_codes: list[str] | None = None,
+    options: dict[str, Any] | None = None,
+    rescues: dict[str, dict[str, int]] | None = None,
+) -> Path:
+    """A finished shop run: the given per-task outcomes and failure codes per method; result rows for the
+    first ``trained`` methods only (Rank-1, evaluated after training, has none); ``options`` as passed to
+    ``experiment s``; ``rescues`` per trained method, as its training summary counts them."""
+    out.mkdir(parents=True)
+    config = SConfig(envs=["shop"], seed=seed, out=str(out), **(options or {}))
+    (out / "s_config.json").write_text(config.model_dump_json())
+    records = [
+        {
+            "key": f"shop/{m}",
+            "env": "shop",
+            "method": m,
+            "pairs": pairs,
+            "successes": s,
+            "codes": (codes or {}).get(m, [[]] * len(s)),
+        }
+        for m, s in outcomes.items()
+    ]
+    (out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = [
+        {"env": "shop", "method": m, "target_code_rate": 0.5, "tokens": 10, "model_calls": 2}
+        for m in list(outcomes)[:trained]
+    ]
+    training = {m: {"rescues": r} for m, r in (rescues or {}).items()}
+    result = {"rows": rows, "target_codes": {"shop": target_codes or []}, "training": {"shop": training}}
+    (out / "result.json").write_text(json.dumps(result))
+    return out

@@ -114,6 +114,11 @@ def test_grpo_trains_and_resumes_from_its_checkpoint(
     log = [json.loads(line) for line in (tmp_path / "rewards.jsonl").read_text().splitlines()]
     assert len(log) == 4 and {e["step"] for e in log} == {0, 1}  # k=2 completions per step
     assert all(e["status"] in ("ok", "invalid", "degenerate") for e in log)
+    # rerun as it was (a crash after the last checkpoint): it trains no step more
+    same = run_grpo(GRPOStageConfig(**values), agents=agents)
+    assert str(same["resumed_from"]).endswith("checkpoint-2") and len(same["reward_curve"]) == 2
+    assert len((tmp_path / "rewards.jsonl").read_text().splitlines()) == 4
+    assert not (tmp_path / "checkpoints" / "checkpoint-3").exists()
     resumed = run_grpo(GRPOStageConfig(**(values | {"steps": 3})), agents=agents)
     assert str(resumed["resumed_from"]).endswith("checkpoint-2")
     assert len((tmp_path / "rewards.jsonl").read_text().splitlines()) == 6  # only step 3 ran

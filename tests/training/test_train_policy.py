@@ -188,6 +188,17 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(
     record = asyncio.run(EpisodeRunner(env, agent, Harness.base("household")).run(env.get_task(0), seed=0))
     assert record.num_steps > 0 and record.error is None
 
+    # a crash after the last checkpoint: the rerun trains no step (the same weights), and its summary still
+    # counts the whole run
+    weights = (out / "model" / "model.safetensors").read_bytes()
+    shutil.rmtree(out / "model")
+    finished = train_policy(config)
+    assert finished["resumed_from"].endswith("checkpoint-2") and [m["step"] for m in metrics(out)] == [1, 2]
+    assert finished["steps"] == 2 and (out / "model" / "model.safetensors").read_bytes() == weights
+    assert finished["rows"] == summary["rows"]
+    assert summary["rows"]["rows"] == sum(m["rows"] for m in lines) > 0
+    assert finished["rescues"] == summary["rescues"] and finished["rollouts"] == summary["rollouts"]
+
     # lose the last step (as a crash after checkpoint 1 would) and rerun: step 2 is recomputed exactly
     shutil.rmtree(out / "checkpoints" / "checkpoint-2")
     shutil.rmtree(out / "model")
@@ -201,6 +212,7 @@ def test_router_rescue_trains_a_deployable_policy_and_resumes_exactly(
             assert redone[1][key] == lines[1][key], key
     assert redone[1]["trl"]["loss"] == pytest.approx(lines[1]["trl"]["loss"], rel=1e-4, abs=1e-6)
     assert again["rollouts"] == summary["rollouts"] and again["resumed_from"].endswith("checkpoint-1")
+    assert again["rows"] == summary["rows"]
     log_again = (out / "decisions.jsonl").read_text().splitlines()
     assert len(log_again) == len(log)  # the redone step's decisions replaced, not duplicated
 

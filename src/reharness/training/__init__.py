@@ -37,5 +37,6 @@ The tiny target agents:
 Shared:
 
 - :mod:`.launch`: ``--dry-run``: the resolved TRL arguments and the ``accelerate launch`` command line;
-- :mod:`.progress`: progress of TRL trainers as plain callbacks (``progress(stage, step, total, metrics)``).
+- :mod:`.progress`: progress of TRL trainers as plain callbacks (``progress(stage, step, total, metrics)``);
+- :mod:`.resume`: resuming a trainer from its last checkpoint without training past ``max_steps``.
 """

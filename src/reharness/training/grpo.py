@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from reharness.core.errors import ConfigError, DataError, options_error
 from reharness.engineer.compact import ENGINEER_FILE, PromptStyle
+from reharness.training.resume import resume_training
 
 
 class GRPOStageConfig(BaseModel):
@@ -314,7 +315,7 @@ def run_grpo(config: GRPOStageConfig, *, agents: Any = None, progress: Any = Non
             quiet(trainer)
         checkpoints = out / "checkpoints"
         last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
-        trainer.train(resume_from_checkpoint=last)
+        resume_training(trainer, last)
     finally:
         reward.close()
     history = trainer.state.log_history

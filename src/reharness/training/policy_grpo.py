@@ -396,7 +396,11 @@ class TrainingSession:
         saved = json.loads(file.read_text(encoding="utf-8")) if file is not None and file.is_file() else {}
         self.totals = saved.get("totals", self.totals)
         self.costs = saved.get("costs", self.costs)
-        _truncate(self.out / METRICS_FILE, lambda line: json.loads(line).get("step", 0) <= step)
+        kept = _truncate(self.out / METRICS_FILE, lambda line: json.loads(line).get("step", 0) <= step)
+        # the rows trained so far, from the kept steps' lines: the summary counts the run, not the resume
+        self.row_stats = RowStats()
+        for line in map(json.loads, kept):
+            self.row_stats.add(RowStats(**{name: int(line.get(name, 0)) for name in vars(RowStats())}))
         decisions = self.out / "decisions.jsonl"
         if decisions.is_file():
             keep = decisions.read_text(encoding="utf-8").splitlines()[: saved.get("decision_lines", 0)]
@@ -433,8 +437,10 @@ def _rollouts_on(executor: Any) -> bool:
     return name == "ray"
 
 
-def _truncate(file: Path, keep: Any) -> None:
+def _truncate(file: Path, keep: Any) -> list[str]:
+    """Keep the lines of ``file`` that ``keep`` accepts; returns them."""
     if not file.is_file():
-        return
+        return []
     lines = [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip() and keep(line)]
     file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return lines

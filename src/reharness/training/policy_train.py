@@ -19,6 +19,7 @@ from reharness.core.errors import ConfigError
 from reharness.core.resume import refuse_other_options
 from reharness.training.policy_config import PolicyTrainConfig, check_trainable
 from reharness.training.policy_grpo import STATE_FILE, TrainingSession, _trainer_class
+from reharness.training.resume import resume_training
 
 CONFIG_FILE = "train_config.json"
 #: The profile re-anchored on the trained policy (``OUT/profiles/final.json``), when the run re-anchors.
@@ -182,7 +183,7 @@ def train_policy(config: PolicyTrainConfig, progress: Any = None, executor: Any 
         last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
         # resumed from the last checkpoint, or from the start: either way nothing after it stays in the logs
         session.restore(Path(last) if last else None)
-        trainer.train(resume_from_checkpoint=last)
+        resume_training(trainer, last)
         if session.router is not None and (config.reanchor_every or config.reanchor_at_start):
             # Rank-1 after training reads the profile of the trained policy, not of the start policy
             done = int(trainer.state.global_step)

@@ -23,6 +23,7 @@ from typing import Any
 from reharness import __version__
 from reharness.core.errors import ConfigError
 from reharness.models.tiny.config import Recipe
+from reharness.training.resume import resume_training
 from reharness.training.tiny.demos import render_demos
 from reharness.training.tiny.interventions import InterventionRates
 from reharness.training.tiny.warmup import ProgressFn, copy_warmup, vocabulary_ids
@@ -292,7 +293,7 @@ def train_agent(
         progress("resume", _checkpoint_step(resume) or 0, recipe.steps, {})
     save_every = max(1, recipe.steps // CHECKPOINTS)
     trainer = make_trainer(recipe, dataset, tokenizer, seed, work.checkpoints, progress, model, save_every)
-    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    resume_training(trainer, resume)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     model = trainer.model.eval()
     train_seconds = time.perf_counter() - started

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from reharness.core.errors import DataError
-from reharness.experiments.s_evidence import CODE_WORDS
-from reharness.experiments.s_seeds import read_run, verdict_word
+from reharness.experiments.s_evidence import CODE_WORDS, verdict_word
+from reharness.experiments.s_seeds import read_run
 
-# options that name where a run was written or how it printed, not what it trained
-_NOT_AN_OPTION = {"out"}
+_NOT_AN_OPTION = {"out"}  # where a run was written, not what it trained
 
 
 def _options(config: dict[str, Any]) -> dict[str, Any]:

@@ -19,11 +19,15 @@ def _pp(value: float) -> str:
     return f"{100 * value:+.1f}"
 
 
+def verdict_word(low: float, high: float, words: tuple[str, str] = ("better", "worse")) -> str:
+    """``better`` / ``worse`` (or the given words for up and down) where the interval excludes 0, else
+    ``tie``; for a failure-code rate, where up is not better, pass ``words=CODE_WORDS``."""
+    return words[0] if low > 0 else words[1] if high < 0 else "tie"
+
+
 def verdict(delta: float, low: float, high: float, words: tuple[str, str] = ("better", "worse")) -> str:
-    """``+3.0 [+1.0, +5.0] better`` / ``worse`` / ``tie`` (the interval holds 0); for a failure-code rate,
-    where up is not better, pass ``words=CODE_WORDS``."""
-    word = words[0] if low > 0 else words[1] if high < 0 else "tie"
-    return f"{_pp(delta)} [{_pp(low)}, {_pp(high)}] {word}"
+    """``+3.0 [+1.0, +5.0] better`` / ``worse`` / ``tie`` (the interval holds 0)."""
+    return f"{_pp(delta)} [{_pp(low)}, {_pp(high)}] {verdict_word(low, high, words)}"
 
 
 def _vs(interval: list[float]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from reharness.core.errors import DataError
 from reharness.core.jsonl import read_jsonl
+from reharness.experiments.s_evidence import verdict_word
 
 
 def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]:
@@ -34,11 +35,6 @@ def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]
     config = json.loads(files[0].read_text(encoding="utf-8"))
     evals = {r["key"]: r for r in read_jsonl(files[1])}
     return config, evals, json.loads(files[2].read_text(encoding="utf-8"))
-
-
-def verdict_word(low: float, high: float, words: tuple[str, str] = ("better", "worse")) -> str:
-    """``better`` / ``worse`` (or the given words: up, down) where the interval excludes 0, else ``tie``."""
-    return words[0] if low > 0 else words[1] if high < 0 else "tie"
 
 
 def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:

@@ -105,8 +105,21 @@ def test_reanchor_changes_the_profile_policy(pool_dir: Path) -> None:
     after = load_profile(load_pool(pool_dir))
     assert summary["previous_policy_hash"] == before != after.policy_hash == summary["policy_hash"]
     assert after.policy.spec == "solver" and len(after.tasks) == 8
+    assert (summary["temperature"], summary["samples"]) == (0.0, 1) == (after.temperature, after.samples)
     code, _, _ = _cli("pool", "show", str(pool_dir))
     assert code == 0
+    # at the rollout temperature, two passes: what train policy's re-anchoring measures, recorded as such
+    args = ("pool", "reanchor", str(pool_dir), "--agent", "solver", "--n", "8")
+    code, stdout, stderr = _cli(*args, "--temperature", "1.0", "--samples", "2", "--json")
+    assert code == 0, stdout + stderr
+    sampled = load_profile(load_pool(pool_dir))
+    assert (json.loads(stdout)["temperature"], sampled.temperature, sampled.samples) == (1.0, 1.0, 2)
+    h0_attempts = sum(cell.attempts for cell in sampled.h0.values())
+    assert h0_attempts == 2 * sum(cell.attempts for cell in after.h0.values()) == 16  # both passes counted
+    code, _, err = _cli(*args, "--samples", "2")
+    assert code == 2 and "--samples needs --temperature" in err
+    code, _, err = _cli(*args, "--temperature", "1.0", "--executor", "ray")
+    assert code == 2 and "--executor local" in err
 
 
 def test_pool_commands_refuse_bad_input(tmp_path: Path) -> None:

@@ -169,20 +169,44 @@ def reanchor_command(
     n: Annotated[int, typer.Option(min=1, help="Valid tasks the profile is measured on.")] = 50,
     seed: Annotated[int, typer.Option(help="Seed: chooses the tasks and seeds every episode.")] = 0,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run concurrently.")] = 16,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Sample the policy at this temperature — the rollout temperature of the training that will "
+            "route by the profile (train policy warns when they differ). Default: as the pool's H0 asks.",
+        ),
+    ] = None,
+    samples: Annotated[
+        int, typer.Option(min=1, help="With --temperature: passes over the tasks, each with its own seeds.")
+    ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     executor: Executor = ExecutorKind.local,
     ray_address: RayAddress = None,
     ray_actors: RayActors = None,
 ) -> None:
     """Re-measure a pool's behaviour profile with another (e.g. a further-trained) policy on `valid`
-    tasks and write it as POOL/profile.json (the pool itself stays frozen)."""
+    tasks and write it as POOL/profile.json (the pool itself stays frozen). With --temperature and --samples
+    the profile is measured as policy training samples its rescues, and records both."""
+    from reharness.core.errors import ConfigError
     from reharness.pool.measure import measure_pool_profile
+    from reharness.pool.policy_ref import policy_ref
     from reharness.pool.pool import load_pool
-    from reharness.pool.profile import PROFILE_FILE, load_profile
+    from reharness.pool.profile import PROFILE_FILE, load_profile, measured_temperature
     from reharness.runtime.agent_specs import make_agent
+    from reharness.training.reanchor import reanchor_profile
 
     pool = load_pool(pool_dir)
     check_specs([pool.env], agents=[agent])
+    if temperature is None and samples > 1:
+        raise ConfigError(
+            "--samples needs --temperature: greedy passes over the same tasks repeat each other",
+            hint="add --temperature 1.0 (the rollout temperature of train policy), or drop --samples",
+        )
+    if temperature is not None and executor != ExecutorKind.local:
+        raise ConfigError(
+            "--temperature measures the profile in this process", hint="use --executor local with it"
+        )
     old = load_profile(pool) if (pool_dir / PROFILE_FILE).is_file() else None
     spec = _pool_spec(pool, agent, "valid", n, seed, concurrency)
     policy = make_agent(agent, notify=stderr.print)
@@ -191,14 +215,23 @@ def reanchor_command(
 
     async def go() -> Any:
         try:
-            return await measure_pool_profile(
-                pool, policy, spec, pool_dir / "reanchor" / "runs", RichEvents(progress)
-            )
+            if temperature is None:
+                return await measure_pool_profile(
+                    pool, policy, spec, pool_dir / "reanchor" / "runs", RichEvents(progress)
+                )
+            measured, _ = await reanchor_profile(
+                pool, policy, env=pool.env, label=agent, weights=policy_ref(agent, policy).hash, n=n,
+                seed=seed, concurrency=concurrency, temperature=temperature, top_p=1.0, samples=samples,
+                runs=pool_dir / "reanchor" / "runs",
+            )  # fmt: skip
+            return measured
         finally:
             await policy.close()
 
     with progress:
         profile = asyncio.run(on_executor(episodes_on, go()))
+    if profile.temperature is None:  # greedy as H0 asks: recorded, so training can compare it with its own
+        profile.temperature = measured_temperature(profile, pool)
     path = profile.save(pool)
     summary = {
         "profile": str(path),
@@ -206,6 +239,8 @@ def reanchor_command(
         "policy_hash": profile.policy_hash,
         "previous_policy_hash": old.policy_hash if old else None,
         "tasks": len(profile.tasks),
+        "temperature": profile.temperature,
+        "samples": profile.samples,
     }
     if as_json:
         print(json.dumps(summary))

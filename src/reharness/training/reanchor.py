@@ -106,6 +106,6 @@ def temperature_mismatch(profile: Profile, pool: Pool, temperature: float) -> st
         f"WARNING: the pool's profile was measured at temperature {measured:g}, the rescue rollouts sample "
         f"at {temperature:g}: the router's scores read evidence from another sampling regime (a greedy "
         "profile can score every sibling 0 and leave every decision to tie-breaks). Fix: --reanchor-at-start "
-        "(measure it at the rollout temperature with --profile-samples per task before step 1), or measure it "
-        f"once with `reharness pool reanchor POOL --agent SPEC --temperature {temperature:g} --samples 2`."
+        "(measure it at the rollout temperature with --profile-samples per task before step 1), or measure "
+        f"it once with `reharness pool reanchor POOL --agent SPEC --temperature {temperature:g} --samples 2`."
     )

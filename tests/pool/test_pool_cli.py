@@ -116,6 +116,8 @@ def test_reanchor_changes_the_profile_policy(pool_dir: Path) -> None:
     assert (json.loads(stdout)["temperature"], sampled.temperature, sampled.samples) == (1.0, 1.0, 2)
     h0_attempts = sum(cell.attempts for cell in sampled.h0.values())
     assert h0_attempts == 2 * sum(cell.attempts for cell in after.h0.values()) == 16  # both passes counted
+    code, stdout, err = _cli(*args, "--temperature", "1.0")  # the batches drawn as they run
+    assert code == 0 and "/8" in err, stdout + err
     code, _, err = _cli(*args, "--samples", "2")
     assert code == 2 and "--samples needs --temperature" in err
     code, _, err = _cli(*args, "--temperature", "1.0", "--executor", "ray")

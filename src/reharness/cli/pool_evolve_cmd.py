@@ -222,7 +222,7 @@ def reanchor_command(
             measured, _ = await reanchor_profile(
                 pool, policy, env=pool.env, label=agent, weights=policy_ref(agent, policy).hash, n=n,
                 seed=seed, concurrency=concurrency, temperature=temperature, top_p=1.0, samples=samples,
-                runs=pool_dir / "reanchor" / "runs",
+                runs=pool_dir / "reanchor" / "runs", events=RichEvents(progress),
             )  # fmt: skip
             return measured
         finally:

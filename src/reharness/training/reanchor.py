@@ -17,6 +17,7 @@ from reharness.core.agent import Agent
 from reharness.core.env_protocol import TextEnvLike
 from reharness.core.hashing import derive_seed
 from reharness.core.types import ChatRequest, ChatResponse
+from reharness.engineer.improve import Events
 from reharness.pool.pool import Pool
 from reharness.pool.profile import Profile, measured_temperature
 from reharness.store.records import EpisodeRecord
@@ -53,10 +54,11 @@ async def reanchor_profile(
     top_p: float,
     samples: int,
     runs: Path,
+    events: Events | None = None,
 ) -> tuple[Profile, dict[str, int]]:
     """The pool's profile for the live weights and what it cost (``episodes``, ``model_calls``,
     ``tokens``: calls replayed from H0's prefix are free), measured on ``n`` valid tasks ``samples`` times
-    at ``temperature``."""
+    at ``temperature`` (``events``: the batches' progress, as ``pool reanchor`` draws it)."""
     from reharness.pool.measure import run_pool
     from reharness.pool.pool import PolicyRef
     from reharness.pool.profile import measure_profile, merge_profiles
@@ -72,7 +74,7 @@ async def reanchor_profile(
             concurrency=concurrency,
         )  # fmt: skip
         with use_executor(LocalExecutor()):  # the live weights are in this process
-            h0, siblings = await run_pool(pool, agent, spec, runs)
+            h0, siblings = await run_pool(pool, agent, spec, runs, events)
         for key, value in episode_costs([*h0, *(r for v in siblings.values() for r in v)]).items():
             cost[key] += value
         profiles.append(

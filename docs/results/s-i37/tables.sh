@@ -14,7 +14,10 @@ compare() {  # OUT RUN_A RUN_B METHOD
   reharness experiment s-compare "$2" "$3" --method "$4" --json > "$1"
 }
 seeds $D/db-seeds.json $D/db-s0 $D/db-s1 $D/db-s2
-seeds $D/twx-coin-unseen-seeds.json $D/twx-coin-unseen-s0 $D/twx-coin-unseen-s1
+# Coin Collector: seeds 0 and 1, and seed 2 once it is stored (it was started after the first two were published)
+coin=($D/twx-coin-unseen-s0 $D/twx-coin-unseen-s1)
+[ -f $D/twx-coin-unseen-s2/result.json ] && coin+=($D/twx-coin-unseen-s2)
+seeds $D/twx-coin-unseen-seeds.json "${coin[@]}"
 seeds $D/shop-seeds.json $D/shop-s0 $D/shop-s1 $D/shop-s2
 compare $D/db-executed-vs-mask.json $D/db-s0 $D/db-executed-s0 router
 compare $D/db-noreanchor-vs-reanchor.json $D/db-s0 $D/db-noreanchor-s0 router

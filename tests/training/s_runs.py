@@ -15,22 +15,24 @@ def stored_run(
     seed: int,
     outcomes: dict[str, list[float]],
     pairs: list[list[object]],
+    *,
+    env: str,
     trained: int | None = None,
     codes: dict[str, list[list[str]]] | None = None,
     target_codes: list[str] | None = None,
     options: dict[str, Any] | None = None,
     rescues: dict[str, dict[str, int]] | None = None,
 ) -> Path:
-    """A finished shop run: the given per-task outcomes and failure codes per method; result rows for the
-    first ``trained`` methods only (Rank-1, evaluated after training, has none); ``options`` as passed to
-    ``experiment s``; ``rescues`` per trained method, as its training summary counts them."""
+    """A finished run of one ``env``: the given per-task outcomes and failure codes per method; result
+    rows for the first ``trained`` methods only (Rank-1, evaluated after training, has none); ``options``
+    as passed to ``experiment s``; ``rescues`` per trained method, as its training summary counts them."""
     out.mkdir(parents=True)
-    config = SConfig(envs=["shop"], seed=seed, out=str(out), **(options or {}))
+    config = SConfig(envs=[env], seed=seed, out=str(out), **(options or {}))
     (out / "s_config.json").write_text(config.model_dump_json())
     records = [
         {
-            "key": f"shop/{m}",
-            "env": "shop",
+            "key": f"{env}/{m}",
+            "env": env,
             "method": m,
             "pairs": pairs,
             "successes": s,
@@ -40,10 +42,10 @@ def stored_run(
     ]
     (out / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     rows = [
-        {"env": "shop", "method": m, "target_code_rate": 0.5, "tokens": 10, "model_calls": 2}
+        {"env": env, "method": m, "target_code_rate": 0.5, "tokens": 10, "model_calls": 2}
         for m in list(outcomes)[:trained]
     ]
     training = {m: {"rescues": r} for m, r in (rescues or {}).items()}
-    result = {"rows": rows, "target_codes": {"shop": target_codes or []}, "training": {"shop": training}}
+    result = {"rows": rows, "target_codes": {env: target_codes or []}, "training": {env: training}}
     (out / "result.json").write_text(json.dumps(result))
     return out

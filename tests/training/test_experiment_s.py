@@ -232,8 +232,8 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
     pairs = [[f"t{i}", i] for i in range(40)]
     ones, zeros = [1.0] * 40, [0.0] * 40
     half = [float(i % 2) for i in range(40)]
-    a = stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs)
-    b = stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs)
+    a = stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs, env="shop")
+    b = stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs, env="shop")
     table = pooled([a, b])
     rows = {r["method"]: r for r in table["rows"]}
     assert table["seeds"] == [0, 1] and set(rows) == {"start", "none", "router"}
@@ -244,7 +244,7 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
     assert router["vs_none"]["delta"] == 0.25 and router["vs_none"]["verdict"] == "better"
     assert router["vs_none"]["low"] > 0 and "vs_resample" not in router
     assert rows["none"]["vs_start"]["delta"] == 0.5
-    c = stored_run(tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1])
+    c = stored_run(tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1], env="shop")
     with pytest.raises(DataError, match="different test tasks"):
         pooled([a, c])
     with pytest.raises(DataError, match="repeat a training seed"):
@@ -258,8 +258,13 @@ def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> Non
     zeros, half = [0.0] * 40, [float(i % 2) for i in range(40)]
     runs = [
         stored_run(
-            tmp_path / str(seed), seed, {"start": zeros, "router": zeros, "rank1": half}, pairs, trained=2
-        )
+            tmp_path / str(seed),
+            seed,
+            {"start": zeros, "router": zeros, "rank1": half},
+            pairs,
+            env="shop",
+            trained=2,
+        )  # fmt: skip
         for seed in (0, 1)
     ]
     rank1 = {r["method"]: r for r in pooled(runs)["rows"]}["rank1"]

@@ -14,6 +14,7 @@ from reharness.cli.main import app
 from reharness.core.errors import DataError
 from reharness.experiments.s_compare import compare
 
+ENV = "shop"  # any registered env: the runs are stored files only
 PAIRS = [[f"t{i}", i] for i in range(40)]
 HALF = [float(i % 2) for i in range(40)]  # the odd tasks succeed
 ZEROS = [0.0] * 40
@@ -24,12 +25,12 @@ def _ablation(tmp_path: Path) -> tuple[Path, Path]:
     below 20; B's router episodes carry the targeted code on none of the tasks where A's carry it on all."""
     better = [1.0 if i % 2 or i < 20 else 0.0 for i in range(40)]
     a = stored_run(
-        tmp_path / "mask", 0, {"start": ZEROS, "router": HALF}, PAIRS,
+        tmp_path / "mask", 0, {"start": ZEROS, "router": HALF}, PAIRS, env=ENV,
         codes={"router": [["invalid_action"]] * 40}, target_codes=["invalid_action"],
         rescues={"router": {"tried": 8, "succeeded": 2}},
     )  # fmt: skip
     b = stored_run(
-        tmp_path / "executed", 0, {"start": ZEROS, "router": better}, PAIRS,
+        tmp_path / "executed", 0, {"start": ZEROS, "router": better}, PAIRS, env=ENV,
         codes={"router": [["wrong_answer"]] * 40}, target_codes=["invalid_action"],
         options={"rewritten_turns": "executed"}, rescues={"router": {"tried": 8, "succeeded": 5}},
     )  # fmt: skip
@@ -54,8 +55,8 @@ def test_an_ablation_is_paired_per_task_and_names_the_option_it_changes(tmp_path
 
 
 def test_equal_arms_tie_and_a_run_older_than_an_option_does_not_differ_in_it(tmp_path: Path) -> None:
-    a = stored_run(tmp_path / "a", 0, {"router": HALF}, PAIRS)
-    b = stored_run(tmp_path / "b", 1, {"router": HALF[::-1]}, PAIRS)  # the even tasks succeed instead
+    a = stored_run(tmp_path / "a", 0, {"router": HALF}, PAIRS, env=ENV)
+    b = stored_run(tmp_path / "b", 1, {"router": HALF[::-1]}, PAIRS, env=ENV)  # even tasks succeed
     config = json.loads((b / "s_config.json").read_text())
     del config["unseen_tasks"]  # written before the option existed: its default applies
     (b / "s_config.json").write_text(json.dumps(config))
@@ -66,21 +67,18 @@ def test_equal_arms_tie_and_a_run_older_than_an_option_does_not_differ_in_it(tmp
 
 def test_arms_that_cannot_be_paired_are_refused(tmp_path: Path) -> None:
     a, b = _ablation(tmp_path)
-    other_tasks = stored_run(tmp_path / "c", 0, {"router": HALF}, PAIRS[::-1])
+    other_tasks = stored_run(tmp_path / "c", 0, {"router": HALF}, PAIRS[::-1], env=ENV)
     with pytest.raises(DataError, match="different test tasks"):
         compare(a, "router", other_tasks)
     with pytest.raises(DataError, match="no evaluated arm 'shop/vote'") as error:
         compare(a, "vote", b)
     assert "shop/router, shop/start" in str(error.value.hint)
     other_codes = stored_run(
-        tmp_path / "d", 0, {"router": HALF}, PAIRS, target_codes=["format_error"]
+        tmp_path / "d", 0, {"router": HALF}, PAIRS, env=ENV, target_codes=["format_error"]
     )  # another pool's siblings target other codes: success compares, codes do not
     mixed = compare(a, "router", other_codes)
     assert mixed["target_code_rate"] is None and mixed["success"]["verdict"] == "tie"
-    elsewhere = stored_run(tmp_path / "e", 0, {"router": HALF}, PAIRS)  # the same tasks' keys, another env
-    for name in ("s_config.json", "eval.jsonl"):
-        path = elsewhere / name
-        path.write_text(path.read_text().replace('"shop', '"db'))
+    elsewhere = stored_run(tmp_path / "e", 0, {"router": HALF}, PAIRS, env="db")  # same tasks, other env
     with pytest.raises(DataError, match="holds shop and .* holds db"):
         compare(a, "router", elsewhere)
     (b / "eval.jsonl").unlink()

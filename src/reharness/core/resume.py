@@ -34,13 +34,23 @@ def refuse_other_options(
     not in ``free``; ``run`` names the run in the message (``"an experiment s run"``). No file: no check."""
     if not file.is_file():
         return
-    old, new = json.loads(file.read_text(encoding="utf-8")), config.model_dump(mode="json")
-    fields = type(config).model_fields
-    added = {name: f.get_default(call_default_factory=True) for name, f in fields.items()}
+    old = json.loads(file.read_text(encoding="utf-8"))
+    changed = other_options(old, config.model_dump(mode="json"), type(config), earlier)
+    for key, (before, after) in changed.items():
+        if key not in free:
+            raise ConfigError(f"{file.parent} holds {run} with {key}={before!r}, not {after!r}", hint=hint)
+
+
+def other_options(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    model: type[BaseModel],
+    earlier: Mapping[str, Any] | None = None,
+) -> dict[str, tuple[Any, Any]]:
+    """The options (sorted by name) whose values differ between two saved configs of ``model``, each as
+    ``(old, new)``; an option missing from a config (written before it existed) reads as ``earlier`` or as
+    its default."""
+    added = {name: f.get_default(call_default_factory=True) for name, f in model.model_fields.items()}
     added |= dict(earlier or {})
-    for key in sorted(set(old) | set(new)):
-        before = old.get(key, added.get(key))
-        if key not in free and before != new.get(key):
-            raise ConfigError(
-                f"{file.parent} holds {run} with {key}={before!r}, not {new.get(key)!r}", hint=hint
-            )
+    pairs = {key: (old.get(key, added.get(key)), new.get(key, added.get(key))) for key in set(old) | set(new)}
+    return {key: pair for key, pair in sorted(pairs.items()) if pair[0] != pair[1]}

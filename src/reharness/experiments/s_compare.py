@@ -17,28 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from reharness.core.errors import DataError
+from reharness.core.resume import other_options
+from reharness.experiments.s_config import SConfig
 from reharness.experiments.s_evidence import CODE_WORDS, verdict_word
 from reharness.experiments.s_seeds import read_run
 
 _NOT_AN_OPTION = {"out"}  # where a run was written, not what it trained
 
 
-def _options(config: dict[str, Any]) -> dict[str, Any]:
-    """The run's options with today's defaults filled in, so an option added after a run was written does not
-    show as a difference (a config this version cannot read is compared as stored)."""
-    from pydantic import ValidationError
-
-    from reharness.experiments.s_config import SConfig
-
-    try:
-        return SConfig.model_validate(config).model_dump(mode="json")
-    except ValidationError:
-        return config
-
-
 def _arm(directory: Path, env: str | None, method: str) -> dict[str, Any]:
     config, evals, result = read_run(directory)
-    config = _options(config)
     envs = list(config["envs"])
     if env is None:
         if len(envs) != 1:
@@ -54,6 +42,7 @@ def _arm(directory: Path, env: str | None, method: str) -> dict[str, Any]:
     learnable = (result.get("learnable") or {}).get(env, {}).get(method)
     return {
         "run": str(directory),
+        "env": env,
         "key": key,
         "config": config,
         "targets": sorted(targets),
@@ -87,10 +76,9 @@ def compare(
     """Arm ``method_b`` of ``run_b`` (default: the same method) against arm ``method_a`` of ``run_a``."""
     a = _arm(run_a, env, method_a)
     b = _arm(run_b, env, method_b or method_a)
-    env_a, env_b = (side["key"].split("/", 1)[0] for side in (a, b))
-    if env_a != env_b:
+    if a["env"] != b["env"]:
         raise DataError(
-            f"{run_a} holds {env_a} and {run_b} holds {env_b}: an arm is compared with the same env's",
+            f"{run_a} holds {a['env']} and {run_b} holds {b['env']}: an arm is compared with the same env's",
             hint="compare two runs of one env (name it with --env when a run holds several)",
         )
     if a["pairs"] != b["pairs"]:
@@ -101,12 +89,9 @@ def compare(
     n = len(a["pairs"])
     if n == 0:
         raise DataError(f"{a['key']} of {run_a} was evaluated on no test task")
-    options = sorted((set(a["config"]) | set(b["config"])) - _NOT_AN_OPTION)
-    differs = {
-        name: [a["config"].get(name), b["config"].get(name)]
-        for name in options
-        if a["config"].get(name) != b["config"].get(name)
-    }
+    # an option added after a run was written reads as its default there, as when the run is resumed
+    changed = other_options(a["config"], b["config"], SConfig)
+    differs = {name: list(pair) for name, pair in changed.items() if name not in _NOT_AN_OPTION}
     same_targets = a["targets"] == b["targets"]
     sides = {}
     for name, arm in (("a", a), ("b", b)):

@@ -9,28 +9,22 @@ checkpoint's weights (full or adapter), because no public method loads them into
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 TRAINER_STATE = "trainer_state.json"
 
 
-def steps_done(checkpoint: str | Path) -> int:
-    """The optimizer steps a TRL/transformers checkpoint directory holds (0 without a trainer state)."""
-    state = Path(checkpoint) / TRAINER_STATE
-    if not state.is_file():
-        return 0
-    return int(json.loads(state.read_text(encoding="utf-8")).get("global_step", 0))
-
-
 def resume_training(trainer: Any, checkpoint: str | Path | None) -> None:
     """``trainer.train(resume_from_checkpoint=checkpoint)``, except that a checkpoint holding all
     ``trainer.args.max_steps`` steps is loaded (weights and state) and nothing is trained."""
-    if checkpoint is not None and 0 < trainer.args.max_steps <= steps_done(checkpoint):
+    state_file = None if checkpoint is None else Path(checkpoint) / TRAINER_STATE
+    if state_file is not None and state_file.is_file():
         from transformers import TrainerState
 
-        trainer._load_from_checkpoint(str(checkpoint))
-        trainer.state = TrainerState.load_from_json(str(Path(checkpoint) / TRAINER_STATE))
-        return
+        state = TrainerState.load_from_json(str(state_file))
+        if 0 < trainer.args.max_steps <= state.global_step:
+            trainer._load_from_checkpoint(str(checkpoint))
+            trainer.state = state
+            return
     trainer.train(resume_from_checkpoint=None if checkpoint is None else str(checkpoint))

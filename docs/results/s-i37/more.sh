@@ -14,5 +14,8 @@ run shop-s0 --env shop --pool docs/results/pool-shop $S_ARGS --seed 0
 run db-executed-s0 --env db --pool docs/results/pool-db-hints $S_ARGS --seed 0 --methods none,router --rewritten-turns executed --no-equal-rollouts
 run db-noreanchor-s0 --env db --pool docs/results/pool-db-hints $S_ARGS --seed 0 --methods router --reanchor-every 0 --no-equal-rollouts
 run shop-s1 --env shop --pool docs/results/pool-shop $S_ARGS --seed 1
-run shop-executed-s0 --env shop --pool docs/results/pool-shop $S_ARGS --seed 0 --methods none,router --rewritten-turns executed --no-equal-rollouts
+# Router only (changed 2026-12-07, before it started): the ablation compares router arms (experiment s-compare), an
+# arm trains the same without the others (db-noreanchor-s0 reproduced db-s0's router step for step), and its none arm
+# would repeat shop-s0's.
+run shop-executed-s0 --env shop --pool docs/results/pool-shop $S_ARGS --seed 0 --methods router --rewritten-turns executed --no-equal-rollouts
 run shop-s2 --env shop --pool docs/results/pool-shop $S_ARGS --seed 2

@@ -12,6 +12,7 @@ writes a profile, the report and its plots, and that a rerun reuses every traini
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,17 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_pa
     for section in sections:
         assert section in report
     assert "| shop | router |" in report and "listing" in report
+    # profile drift: every anchor named, the trained policy's last; no drift across a change of measurement
+    anchors = [line for line in report.splitlines() if line.startswith("- shop, ")]
+    sampled = "(temperature 1, 2 samples a task)"
+    assert [line.split(":")[0] for line in anchors] == [
+        "- shop, the pool's profile (greedy, 1 sample a task)",
+        f"- shop, step 0 {sampled}",
+        f"- shop, step 1 {sampled}",
+        f"- shop, after training, step 2, Rank-1's profile {sampled}",
+    ]
+    assert anchors[1].endswith("drift not measured (the anchor before was measured another way)")
+    assert all(re.search(r"; drift \d\.\d{3}$", line) for line in anchors[2:]), anchors
     for plot in ("success_vs_rollouts", "rescue_rate", "profile_drift", "behaviour"):
         assert (out / f"{plot}.png").is_file(), plot
     assert (

@@ -1,6 +1,6 @@
 """What ``reharness experiment s``'s report reads from the training runs: the per-step ``metrics.jsonl``
 lines, the diagnostic over them (all-failed groups under H0, rescues per sibling) and the profile drift of
-the router runs (the pool's ``profile.json`` as step 0, then each ``profiles/step-N.json``).
+the router runs (the pool's ``profile.json``, each ``profiles/step-N.json``, then ``profiles/final.json``).
 """
 
 from __future__ import annotations
@@ -72,25 +72,78 @@ def _profile_point(profile: dict[str, Any]) -> dict[str, Any]:
         "cells": cells,
         "h0_success": h0_success,
         "policy_hash": profile.get("policy_hash"),
+        "temperature": profile.get("temperature"),
+        "samples": profile.get("samples", 1),
     }
 
 
 def drift(pool_dir: Path, run_dir: Path) -> list[dict[str, Any]]:
-    """The pool's profile (step 0) and each re-anchored one, with the drift from the previous anchor: the
-    mean absolute change of the (sibling, cluster) rescue rates present in both."""
-    files = [pool_dir / "profile.json", *sorted((run_dir / "profiles").glob("step-*.json"))]
+    """The pool's profile, each re-anchored one (``profiles/step-N.json``) and the trained policy's
+    (``profiles/final.json``, the one Rank-1 reads), in that order, each with the drift from the previous
+    anchor: the mean absolute change of the (sibling, cluster) rescue rates present in both. Drift is
+    ``None`` where the previous anchor was measured another way (another temperature or sample count: a
+    greedy pool profile against sampled re-anchors is a change of measurement, not of the policy).
+
+    Each point's ``label`` says which anchor it is; ``step`` places it on the training axis (the pool's at 0,
+    the final one at the run's ``steps``)."""
+    from reharness.pool.pool import load_pool
+    from reharness.pool.profile import Profile, measured_temperature
+
+    pool = load_pool(pool_dir) if (pool_dir / "pool.json").is_file() else None
+    anchors = [(pool_dir / "profile.json", "pool")]
+    anchors += [(f, "step") for f in sorted((run_dir / "profiles").glob("step-*.json"))]
+    anchors.append((run_dir / "profiles" / "final.json", "final"))
     points: list[dict[str, Any]] = []
-    for file in files:
+    for file, kind in anchors:
         if not file.is_file():
             continue
-        point = _profile_point(json.loads(file.read_text(encoding="utf-8")))
-        point["step"] = 0 if file.name == "profile.json" else int(file.stem.split("-")[1])
+        profile = json.loads(file.read_text(encoding="utf-8"))
+        point = _profile_point(profile)
+        if pool is not None:  # an older profile ran at the pool's H0 sampling (the router's own rule)
+            point["temperature"] = measured_temperature(Profile.model_validate(profile), pool)
+        point["step"] = _anchor_step(file, kind, run_dir, points)
+        point["label"] = _anchor_label(kind, point["step"], point)
         if points:
-            before, now = points[-1]["cells"], point["cells"]
-            shared = sorted(set(before) & set(now))
-            point["drift"] = sum(abs(now[k] - before[k]) for k in shared) / len(shared) if shared else None
+            before, now = points[-1], point
+            same_way = (before["temperature"], before["samples"]) == (now["temperature"], now["samples"])
+            shared = sorted(set(before["cells"]) & set(now["cells"]))
+            moved = (
+                sum(abs(now["cells"][k] - before["cells"][k]) for k in shared) / len(shared)
+                if shared
+                else None
+            )
+            point["drift"] = moved if same_way else None
         points.append(point)
     return points
+
+
+def _anchor_step(file: Path, kind: str, run_dir: Path, before: list[dict[str, Any]]) -> int:
+    if kind == "pool":
+        return 0
+    if kind == "step":
+        return int(file.stem.split("-")[1])
+    config = run_dir / "train_config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text(encoding="utf-8")).get("steps", 0))
+    return max((int(p["step"]) for p in before), default=0)
+
+
+def _anchor_label(kind: str, step: int, point: dict[str, Any]) -> str:
+    temperature = point["temperature"]
+    how = (
+        "temperature unknown"
+        if temperature is None
+        else "greedy"
+        if temperature == 0
+        else f"temperature {temperature:g}"
+    )
+    how += f", {point['samples']} sample{'s' if point['samples'] != 1 else ''} a task"
+    where = {
+        "pool": "the pool's profile",
+        "step": f"step {step}",
+        "final": f"after training, step {step}, Rank-1's profile",
+    }
+    return f"{where[kind]} ({how})"
 
 
 def _rescues(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

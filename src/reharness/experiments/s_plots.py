@@ -96,17 +96,26 @@ def _profile_drift(result: SResult, out: Path, plt: Any) -> str | None:
         pool_dir = result.config.pool_for(env)
         points = drift(pool_dir, out / env / "router")
         names = sibling_names(pool_dir)
+        # lines join the anchors measured like the last one; an anchor measured another way (a greedy pool
+        # profile before sampled re-anchors) is drawn apart, unjoined
+        way = (points[-1]["temperature"], points[-1]["samples"]) if points else None
+        joined = [p for p in points if (p["temperature"], p["samples"]) == way]
+        apart = [p for p in points if (p["temperature"], p["samples"]) != way]
         sids = list(dict.fromkeys(s for p in points for s in p["rates"]))
         for sid in sids:
-            xs = [p["step"] for p in points if sid in p["rates"]]
-            ys = [p["rates"][sid] for p in points if sid in p["rates"]]
-            ax.plot(xs, ys, marker="o", label=names.get(sid, sid[:8]))
+            xs = [p["step"] for p in joined if sid in p["rates"]]
+            ys = [p["rates"][sid] for p in joined if sid in p["rates"]]
+            (line,) = ax.plot(xs, ys, marker="o", label=names.get(sid, sid[:8]))
+            for p in apart:
+                if sid in p["rates"]:
+                    ax.plot([p["step"]], [p["rates"][sid]], marker="o", mfc="none", color=line.get_color())
             drawn = drawn or len(xs) > 1
-        h0 = [(p["step"], p["h0_success"]) for p in points if p["h0_success"] is not None]
+        h0 = [(p["step"], p["h0_success"]) for p in joined if p["h0_success"] is not None]
         if h0:
             ax.plot([s for s, _ in h0], [v for _, v in h0], "k--", marker="x", label="H0 success (valid)")
         ax.set_title(env)
-        ax.set_xlabel("training step of the anchor (0: the pool's profile)")
+        apart_note = f"; hollow: {apart[0]['label']}" if apart else ""
+        ax.set_xlabel(f"training step of the anchor{apart_note}", fontsize=7)
         ax.set_ylabel("profile rescue rate")
         ax.set_ylim(-0.02, 1.02)
         if ax.get_legend_handles_labels()[0]:

@@ -80,19 +80,21 @@ def _profile_point(profile: dict[str, Any]) -> dict[str, Any]:
 def drift(pool_dir: Path, run_dir: Path) -> list[dict[str, Any]]:
     """The pool's profile, each re-anchored one (``profiles/step-N.json``) and the trained policy's
     (``profiles/final.json``, the one Rank-1 reads), in that order, each with the drift from the previous
-    anchor: the mean absolute change of the (sibling, cluster) rescue rates present in both. Drift is
-    ``None`` where the previous anchor was measured another way (another temperature or sample count: a
-    greedy pool profile against sampled re-anchors is a change of measurement, not of the policy).
+    anchor: the mean absolute change of the (sibling, cluster) rescue rates present in both (``None`` when
+    they share none). ``same_way`` is false, and drift ``None``, where the previous anchor was measured
+    another way (another temperature or sample count: a greedy pool profile against sampled re-anchors is a
+    change of measurement, not of the policy).
 
     Each point's ``label`` says which anchor it is; ``step`` places it on the training axis (the pool's at 0,
     the final one at the run's ``steps``)."""
     from reharness.pool.pool import load_pool
-    from reharness.pool.profile import Profile, measured_temperature
+    from reharness.pool.profile import PROFILE_FILE, Profile, measured_temperature
+    from reharness.training.policy_train import FINAL_PROFILE
 
     pool = load_pool(pool_dir) if (pool_dir / "pool.json").is_file() else None
-    anchors = [(pool_dir / "profile.json", "pool")]
+    anchors = [(pool_dir / PROFILE_FILE, "pool")]
     anchors += [(f, "step") for f in sorted((run_dir / "profiles").glob("step-*.json"))]
-    anchors.append((run_dir / "profiles" / "final.json", "final"))
+    anchors.append((run_dir / "profiles" / FINAL_PROFILE, "final"))
     points: list[dict[str, Any]] = []
     for file, kind in anchors:
         if not file.is_file():
@@ -113,6 +115,7 @@ def drift(pool_dir: Path, run_dir: Path) -> list[dict[str, Any]]:
                 else None
             )
             point["drift"] = moved if same_way else None
+            point["same_way"] = same_way
         points.append(point)
     return points
 

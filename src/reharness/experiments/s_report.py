@@ -133,7 +133,7 @@ def _drift_lines(result: SResult, out: Path) -> list[str]:
             rates = ", ".join(f"{names.get(s, s[:8])} {_pct(v)}%" for s, v in p["rates"].items())
             moved = "" if p.get("drift") is None else f"; drift {p['drift']:.3f}"
             h0 = "-" if p["h0_success"] is None else f"{_pct(p['h0_success'])}%"
-            if p.get("drift") is None and p is not points[0]:
+            if p.get("same_way") is False:
                 moved = "; drift not measured (the anchor before was measured another way)"
             lines.append(f"- {env}, {p['label']}: H0 success {h0}; rescue rate {rates}{moved}")
     return lines or ["(no router run with a pool)"]

@@ -22,10 +22,13 @@ def stored_run(
     target_codes: list[str] | None = None,
     options: dict[str, Any] | None = None,
     rescues: dict[str, dict[str, int]] | None = None,
+    attempts: dict[str, list[list[int]]] | None = None,
 ) -> Path:
     """A finished run of one ``env``: the given per-task outcomes and failure codes per method; result
     rows for the first ``trained`` methods only (Rank-1, evaluated after training, has none); ``options``
-    as passed to ``experiment s``; ``rescues`` per trained method, as its training summary counts them."""
+    as passed to ``experiment s``; ``rescues`` per trained method, as its training summary counts them;
+    ``attempts`` per trained method, step by step, the successes of each all-failed group's rescue (its
+    ``metrics.jsonl``)."""
     out.mkdir(parents=True)
     config = SConfig(envs=[env], seed=seed, out=str(out), **(options or {}))
     (out / "s_config.json").write_text(config.model_dump_json())
@@ -48,4 +51,16 @@ def stored_run(
     training = {m: {"rescues": r} for m, r in (rescues or {}).items()}
     result = {"rows": rows, "target_codes": {env: target_codes or []}, "training": {env: training}}
     (out / "result.json").write_text(json.dumps(result))
+    for method, steps in (attempts or {}).items():
+        lines = [
+            {
+                "step": step,
+                "groups": len(tried),
+                "all_fail_groups": len(tried),
+                "rescues": [{"task_index": i, "successes": n, "attempts": 8} for i, n in enumerate(tried)],
+            }
+            for step, tried in enumerate(steps, start=1)
+        ]
+        (out / env / method).mkdir(parents=True)
+        (out / env / method / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return out

@@ -263,6 +263,43 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
         pooled([a, a])
 
 
+def test_seeds_pool_the_rescued_groups_against_fresh_samples_and_placebo(tmp_path: Path) -> None:
+    from reharness.experiments.s_seeds import pooled
+
+    pairs = [[f"t{i}", i] for i in range(4)]
+    zeros = [0.0] * 4
+
+    # per seed, 2 steps of 20 all-failed groups: resample rescues 1 per step, placebo 2, router 10 (seed 0)
+    # and 8 (seed 1); a rescue "succeeds" with any success among its rollouts (3 counts as 1)
+    def steps(rescued: int) -> list[list[int]]:
+        return [[3] * rescued + [0] * (20 - rescued)] * 2
+
+    runs = [
+        stored_run(
+            tmp_path / str(seed),
+            seed,
+            {"start": zeros},
+            pairs,
+            env="shop",
+            attempts={"resample": steps(1), "placebo": steps(2), "router": steps(10 - 2 * seed)},
+        )  # fmt: skip
+        for seed in (0, 1)
+    ]
+    table = pooled(runs)
+    rows = {r["method"]: r for r in table["rescues"]}
+    assert list(rows) == ["resample", "placebo", "router"]  # arms without a training run have no row
+    router = rows["router"]
+    assert (router["groups"], router["rescued"], router["per_seed"]) == (80, 36, [0.5, 0.4])
+    assert rows["resample"]["share"] == 4 / 80 and "vs_resample" not in rows["resample"]
+    assert router["vs_resample"]["delta"] == pytest.approx(0.45 - 0.05)
+    assert router["vs_resample"]["verdict"] == "more" and router["vs_resample"]["low"] > 0
+    assert router["vs_placebo"]["delta"] == pytest.approx(0.45 - 0.1) and "vs_placebo" not in rows["placebo"]
+    assert rows["placebo"]["vs_resample"]["verdict"] == "tie"  # 8 of 80 against 4 of 80
+    text = CliRunner().invoke(app, ["experiment", "s-seeds", *map(str, runs)], env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert "36/80 (45.0%)" in text.stdout and "+40.0 [" in text.stdout
+
+
 def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> None:
     from reharness.experiments.s_seeds import pooled
 

@@ -348,7 +348,8 @@ def s_seeds(
     """Pool several training seeds' `experiment s` runs (same options, one shared --test-seed) into one
     table, from their stored files only: mean success, paired differences vs start, none and resample over
     the shared test tasks (bootstrap over tasks; Rank-1 also vs the router policy in H0), an ordering only
-    where the interval excludes 0."""
+    where the interval excludes 0; then the all-failed training groups each rescuing arm rescued, vs fresh H0
+    samples (resample) and a placebo sibling (bootstrap over groups)."""
     from reharness.experiments.s_seeds import pooled
 
     table_data = pooled(runs)
@@ -386,6 +387,28 @@ def s_seeds(
             *cells,
         )
     stdout.print(table)
+    if table_data["rescues"]:
+        stdout.print(_rescue_table(table_data["rescues"]))
+
+
+def _rescue_table(rows: list[dict[str, Any]]) -> Table:
+    """All-failed training groups each rescuing arm turned into groups with a success, pooled over seeds."""
+    table = Table(title="all-failed training groups rescued (≥ 1 success), pooled over the seeds")
+    for col in ("env", "method", "rescued", "per seed", "vs resample", "vs placebo"):
+        table.add_column(col)
+    for row in rows:
+        cells = []
+        for other in ("resample", "placebo"):
+            v = row.get(f"vs_{other}")
+            cells.append(
+                "-"
+                if v is None
+                else f"{100 * v['delta']:+.1f} [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}] {v['verdict']}"
+            )
+        per_seed = " ".join("-" if x is None else f"{100 * x:.1f}" for x in row["per_seed"])
+        rescued = f"{row['rescued']}/{row['groups']} ({row['share']:.1%})"
+        table.add_row(row["env"], row["method"], rescued, per_seed, *cells)
+    return table
 
 
 @experiment_app.command("s-compare")

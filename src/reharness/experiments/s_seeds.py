@@ -9,7 +9,9 @@ the paired difference from ``none``, ``resample`` and ``start``: per test task t
 difference, with a bootstrap interval that resamples tasks (the unit the seeds share). The ``rank1`` row (the
 router policy served by Rank-1 routing, an inference-time arm: no targeted-code rate, no training compute)
 is also compared with ``router``, the same policy in H0. An ordering is stated only where the interval
-excludes 0; otherwise the verdict is ``tie``.
+excludes 0; otherwise the verdict is ``tie``. :func:`rescue_rows` adds, from the training runs' metrics,
+how many all-failed groups each rescuing arm turned into groups with a success, against fresh H0 samples
+(``resample``) and a placebo sibling.
 """
 
 from __future__ import annotations
@@ -91,4 +93,55 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
                     "verdict": verdict_word(low, high),
                 }  # fmt: skip
             rows.append(row)
-    return {"runs": [str(d) for d in directories], "seeds": seeds, "rows": rows}
+    rescues = [r for env in runs[0][0]["envs"] for r in rescue_rows(directories, env, bootstrap_seed)]
+    return {"runs": [str(d) for d in directories], "seeds": seeds, "rows": rows, "rescues": rescues}
+
+
+#: The arms that re-sample an all-failed group (fresh H0 samples or a sibling), in table order.
+RESCUING = ("resample", "random", "placebo", "vote", "router")
+
+
+def rescue_rows(directories: list[Path], env: str, bootstrap_seed: int = 0) -> list[dict[str, Any]]:
+    """Per rescuing arm, over the seeds' training runs: the all-failed groups it met, how many its rescue
+    turned into a group with a success (``rescued``), the share per seed and pooled, and the share's
+    difference from ``resample`` (fresh H0 samples: the equal-compute baseline) and from ``placebo`` (a
+    sibling whose text says nothing): a bootstrap that resamples each arm's groups on its own (the arms met
+    different groups, so nothing pairs them). Read from each arm's ``metrics.jsonl``."""
+    from reharness.experiments.s_data import metrics
+    from reharness.measure.paired import bootstrap_difference_ci
+
+    outcomes: dict[str, list[list[float]]] = {}
+    for method in RESCUING:
+        per_seed = [
+            [
+                float(int(a.get("successes", 0)) > 0)
+                for m in metrics(d, env, method)
+                for a in m.get("rescues") or []
+            ]
+            for d in directories
+        ]
+        trained = all((d / env / method / "metrics.jsonl").is_file() for d in directories)
+        if trained and any(per_seed):  # a seed whose groups never all failed counts none
+            outcomes[method] = per_seed
+    rows: list[dict[str, Any]] = []
+    for method, per_seed in outcomes.items():
+        groups = [x for seed in per_seed for x in seed]
+        row: dict[str, Any] = {
+            "env": env,
+            "method": method,
+            "groups": len(groups),
+            "rescued": int(sum(groups)),
+            "share": round(sum(groups) / len(groups), 6),
+            "per_seed": [round(sum(seed) / len(seed), 6) if seed else None for seed in per_seed],
+        }
+        for other in ("resample", "placebo"):
+            if other == method or other not in outcomes:
+                continue
+            base = [x for seed in outcomes[other] for x in seed]
+            low, high = bootstrap_difference_ci(groups, base, seed=bootstrap_seed)
+            row[f"vs_{other}"] = {
+                "delta": round(row["share"] - sum(base) / len(base), 6), "low": low, "high": high,
+                "verdict": verdict_word(low, high, ("more", "fewer")),
+            }  # fmt: skip
+        rows.append(row)
+    return rows

@@ -117,6 +117,30 @@ def bootstrap_ci(
     return round(low, 6), round(high, 6)
 
 
+def bootstrap_difference_ci(
+    a: Sequence[float],
+    b: Sequence[float],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = CI_LEVEL,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``mean(a) - mean(b)`` for two independent samples, each resampled on
+    its own (deterministic for a seed): for rates measured on different units, such as the all-failed groups
+    that two training arms met, where no pairing exists."""
+    if not a or not b:
+        return 0.0, 0.0
+    rng = random.Random(seed)
+
+    def mean_of_resample(xs: Sequence[float]) -> float:
+        return sum(xs[rng.randrange(len(xs))] for _ in range(len(xs))) / len(xs)
+
+    deltas = sorted(mean_of_resample(a) - mean_of_resample(b) for _ in range(resamples))
+    tail = (1.0 - level) / 2.0
+    low = deltas[max(0, int(tail * resamples))]
+    high = deltas[min(resamples - 1, int((1.0 - tail) * resamples) - 1)]
+    return round(low, 6), round(high, 6)
+
+
 def check_pairing(
     baseline: Sequence[tuple[str, int]], other: Sequence[tuple[str, int]], what: str = "patched run"
 ) -> None:

@@ -9,6 +9,10 @@ from typing import Any
 
 from reharness.experiments.s import SConfig
 
+#: The commands under test read stored files and never build the env, so its name is only a label: a made-up
+#: one keeps these tests off the built-ins (and a second one for the different-env refusals).
+STORED_ENV, OTHER_ENV = "stored-env", "other-env"
+
 
 def stored_run(
     out: Path,

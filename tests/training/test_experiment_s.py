@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
-from s_runs import stored_run
+from s_runs import STORED_ENV, stored_run
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
@@ -244,8 +244,8 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
     pairs = [[f"t{i}", i] for i in range(40)]
     ones, zeros = [1.0] * 40, [0.0] * 40
     half = [float(i % 2) for i in range(40)]
-    a = stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs, env="shop")
-    b = stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs, env="shop")
+    a = stored_run(tmp_path / "a", 0, {"start": zeros, "none": half, "router": ones}, pairs, env=STORED_ENV)
+    b = stored_run(tmp_path / "b", 1, {"start": zeros, "none": half, "router": half}, pairs, env=STORED_ENV)
     table = pooled([a, b])
     rows = {r["method"]: r for r in table["rows"]}
     assert table["seeds"] == [0, 1] and set(rows) == {"start", "none", "router"}
@@ -256,7 +256,9 @@ def test_seeds_pool_into_one_table_with_task_paired_intervals(tmp_path: Path) ->
     assert router["vs_none"]["delta"] == 0.25 and router["vs_none"]["verdict"] == "better"
     assert router["vs_none"]["low"] > 0 and "vs_resample" not in router
     assert rows["none"]["vs_start"]["delta"] == 0.5
-    c = stored_run(tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1], env="shop")
+    c = stored_run(
+        tmp_path / "c", 2, {"start": zeros, "none": half, "router": half}, pairs[::-1], env=STORED_ENV
+    )
     with pytest.raises(DataError, match="different test tasks"):
         pooled([a, c])
     with pytest.raises(DataError, match="repeat a training seed"):
@@ -280,14 +282,19 @@ def test_seeds_pool_the_rescued_groups_against_fresh_samples_and_placebo(tmp_pat
             seed,
             {"start": zeros},
             pairs,
-            env="shop",
-            attempts={"resample": steps(1), "placebo": steps(2), "router": steps(10 - 2 * seed)},
+            env=STORED_ENV,
+            attempts={
+                "resample": steps(1),
+                "placebo": steps(2),
+                "router": steps(10 - 2 * seed),
+                **({"random": steps(5)} if seed == 0 else {}),  # trained on one seed only
+            },
         )  # fmt: skip
         for seed in (0, 1)
     ]
     table = pooled(runs)
     rows = {r["method"]: r for r in table["rescues"]}
-    assert list(rows) == ["resample", "placebo", "router"]  # arms without a training run have no row
+    assert list(rows) == ["resample", "placebo", "router"]  # an arm without a run on every seed has no row
     router = rows["router"]
     assert (router["groups"], router["rescued"], router["per_seed"]) == (80, 36, [0.5, 0.4])
     assert rows["resample"]["share"] == 4 / 80 and "vs_resample" not in rows["resample"]
@@ -311,7 +318,7 @@ def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> Non
             seed,
             {"start": zeros, "router": zeros, "rank1": half},
             pairs,
-            env="shop",
+            env=STORED_ENV,
             trained=2,
         )  # fmt: skip
         for seed in (0, 1)

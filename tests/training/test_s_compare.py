@@ -7,14 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from s_runs import stored_run
+from s_runs import OTHER_ENV, STORED_ENV, stored_run
 from typer.testing import CliRunner
 
 from reharness.cli.main import app
 from reharness.core.errors import DataError
 from reharness.experiments.s_compare import compare
 
-ENV = "shop"  # any registered env: the runs are stored files only
 PAIRS = [[f"t{i}", i] for i in range(40)]
 HALF = [float(i % 2) for i in range(40)]  # the odd tasks succeed
 ZEROS = [0.0] * 40
@@ -25,12 +24,12 @@ def _ablation(tmp_path: Path) -> tuple[Path, Path]:
     below 20; B's router episodes carry the targeted code on none of the tasks where A's carry it on all."""
     better = [1.0 if i % 2 or i < 20 else 0.0 for i in range(40)]
     a = stored_run(
-        tmp_path / "mask", 0, {"start": ZEROS, "router": HALF}, PAIRS, env=ENV,
+        tmp_path / "mask", 0, {"start": ZEROS, "router": HALF}, PAIRS, env=STORED_ENV,
         codes={"router": [["invalid_action"]] * 40}, target_codes=["invalid_action"],
         rescues={"router": {"tried": 8, "succeeded": 2}},
     )  # fmt: skip
     b = stored_run(
-        tmp_path / "executed", 0, {"start": ZEROS, "router": better}, PAIRS, env=ENV,
+        tmp_path / "executed", 0, {"start": ZEROS, "router": better}, PAIRS, env=STORED_ENV,
         codes={"router": [["wrong_answer"]] * 40}, target_codes=["invalid_action"],
         options={"rewritten_turns": "executed"}, rescues={"router": {"tried": 8, "succeeded": 5}},
     )  # fmt: skip
@@ -40,7 +39,7 @@ def _ablation(tmp_path: Path) -> tuple[Path, Path]:
 def test_an_ablation_is_paired_per_task_and_names_the_option_it_changes(tmp_path: Path) -> None:
     a, b = _ablation(tmp_path)
     result = compare(a, "router", b)
-    assert result["n"] == 40 and result["a"]["key"] == result["b"]["key"] == "shop/router"
+    assert result["n"] == 40 and result["a"]["key"] == result["b"]["key"] == f"{STORED_ENV}/router"
     assert (result["a"]["success"], result["b"]["success"]) == (0.5, 0.75)
     success = result["success"]
     assert success["delta"] == 0.25 and success["low"] > 0 and success["verdict"] == "better"
@@ -55,8 +54,8 @@ def test_an_ablation_is_paired_per_task_and_names_the_option_it_changes(tmp_path
 
 
 def test_equal_arms_tie_and_a_run_older_than_an_option_does_not_differ_in_it(tmp_path: Path) -> None:
-    a = stored_run(tmp_path / "a", 0, {"router": HALF}, PAIRS, env=ENV)
-    b = stored_run(tmp_path / "b", 1, {"router": HALF[::-1]}, PAIRS, env=ENV)  # even tasks succeed
+    a = stored_run(tmp_path / "a", 0, {"router": HALF}, PAIRS, env=STORED_ENV)
+    b = stored_run(tmp_path / "b", 1, {"router": HALF[::-1]}, PAIRS, env=STORED_ENV)  # even tasks succeed
     config = json.loads((b / "s_config.json").read_text())
     del config["unseen_tasks"]  # written before the option existed: its default applies
     (b / "s_config.json").write_text(json.dumps(config))
@@ -67,19 +66,19 @@ def test_equal_arms_tie_and_a_run_older_than_an_option_does_not_differ_in_it(tmp
 
 def test_arms_that_cannot_be_paired_are_refused(tmp_path: Path) -> None:
     a, b = _ablation(tmp_path)
-    other_tasks = stored_run(tmp_path / "c", 0, {"router": HALF}, PAIRS[::-1], env=ENV)
+    other_tasks = stored_run(tmp_path / "c", 0, {"router": HALF}, PAIRS[::-1], env=STORED_ENV)
     with pytest.raises(DataError, match="different test tasks"):
         compare(a, "router", other_tasks)
-    with pytest.raises(DataError, match="no evaluated arm 'shop/vote'") as error:
+    with pytest.raises(DataError, match=f"no evaluated arm '{STORED_ENV}/vote'") as error:
         compare(a, "vote", b)
-    assert "shop/router, shop/start" in str(error.value.hint)
+    assert f"{STORED_ENV}/router, {STORED_ENV}/start" in str(error.value.hint)
     other_codes = stored_run(
-        tmp_path / "d", 0, {"router": HALF}, PAIRS, env=ENV, target_codes=["format_error"]
+        tmp_path / "d", 0, {"router": HALF}, PAIRS, env=STORED_ENV, target_codes=["format_error"]
     )  # another pool's siblings target other codes: success compares, codes do not
     mixed = compare(a, "router", other_codes)
     assert mixed["target_code_rate"] is None and mixed["success"]["verdict"] == "tie"
-    elsewhere = stored_run(tmp_path / "e", 0, {"router": HALF}, PAIRS, env="db")  # same tasks, other env
-    with pytest.raises(DataError, match="holds shop and .* holds db"):
+    elsewhere = stored_run(tmp_path / "e", 0, {"router": HALF}, PAIRS, env=OTHER_ENV)  # same tasks, other env
+    with pytest.raises(DataError, match=f"holds {STORED_ENV} and .* holds {OTHER_ENV}"):
         compare(a, "router", elsewhere)
     (b / "eval.jsonl").unlink()
     with pytest.raises(DataError, match="not a finished experiment s run"):
@@ -97,23 +96,23 @@ def test_cli_prints_the_comparison_and_its_json(tmp_path: Path) -> None:
     assert "+25.0 [" in shown.stdout and "rewritten_turns: 'mask' → 'executed'" in shown.stdout
     assert "2/8" in shown.stdout and "5/8" in shown.stdout
     bad = CliRunner().invoke(app, [*args[:-1], "vote"])
-    assert bad.exit_code != 0 and "its arms: shop/router, shop/start" in bad.output
+    assert bad.exit_code != 0 and f"its arms: {STORED_ENV}/router, {STORED_ENV}/start" in bad.output
 
 
 def test_the_report_says_more_or_fewer_of_a_failure_code_never_better_or_worse() -> None:
     from reharness.experiments.s_config import SConfig, SResult, SRow
     from reharness.experiments.s_evidence import comparison_lines, target_lines
 
-    row = {"env": "shop", "success": 0.3, "ci_low": 0.2, "ci_high": 0.4, "rollouts": 0}
+    row = {"env": STORED_ENV, "success": 0.3, "ci_low": 0.2, "ci_high": 0.4, "rollouts": 0}
     rows = [
         SRow(method="none", **row, target_code_rate=0.6, target_delta=0.2, target_delta_low=0.1,
              target_delta_high=0.3, vs={"resample": [0.1, 0.05, 0.15]}),
         SRow(method="router", **row, target_code_rate=0.2, target_delta=-0.2, target_delta_low=-0.3,
              target_delta_high=-0.1),
     ]  # fmt: skip
-    result = SResult(config=SConfig(envs=["shop"]), rows=rows, rank1=[], average={})
+    result = SResult(config=SConfig(envs=[STORED_ENV]), rows=rows, rank1=[], average={})
     lines = target_lines(result)
-    assert "| shop | none | 60.0 | +20.0 [+10.0, +30.0] more |" in lines
-    assert "| shop | router | 20.0 | -20.0 [-30.0, -10.0] fewer |" in lines
+    assert f"| {STORED_ENV} | none | 60.0 | +20.0 [+10.0, +30.0] more |" in lines
+    assert f"| {STORED_ENV} | router | 20.0 | -20.0 [-30.0, -10.0] fewer |" in lines
     # success keeps better / worse
-    assert "| shop | none | 30.0 | - | +10.0 [+5.0, +15.0] better |" in comparison_lines(result)
+    assert f"| {STORED_ENV} | none | 30.0 | - | +10.0 [+5.0, +15.0] better |" in comparison_lines(result)

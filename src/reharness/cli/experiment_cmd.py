@@ -369,14 +369,7 @@ def s_seeds(
     ):
         table.add_column(col)
     for row in table_data["rows"]:
-        cells = []
-        for other in ("none", "resample", "router"):
-            v = row.get(f"vs_{other}")
-            cells.append(
-                "-"
-                if v is None
-                else f"{100 * v['delta']:+.1f} [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}] {v['verdict']}"
-            )
+        cells = [_interval_cell(row.get(f"vs_{other}")) for other in ("none", "resample", "router")]
         per_seed = " ".join(f"{100 * x:.1f}" for x in row["per_seed"])
         table.add_row(
             row["env"],
@@ -391,20 +384,21 @@ def s_seeds(
         stdout.print(_rescue_table(table_data["rescues"]))
 
 
+def _interval_cell(versus: dict[str, Any] | None) -> str:
+    """One pooled comparison as ``+Δ [low, high] verdict`` in points, ``-`` where there is none."""
+    if versus is None:
+        return "-"
+    delta, low, high = (100 * versus[k] for k in ("delta", "low", "high"))
+    return f"{delta:+.1f} [{low:+.1f}, {high:+.1f}] {versus['verdict']}"
+
+
 def _rescue_table(rows: list[dict[str, Any]]) -> Table:
     """All-failed training groups each rescuing arm turned into groups with a success, pooled over seeds."""
     table = Table(title="all-failed training groups rescued (≥ 1 success), pooled over the seeds")
     for col in ("env", "method", "rescued", "per seed", "vs resample", "vs placebo"):
         table.add_column(col)
     for row in rows:
-        cells = []
-        for other in ("resample", "placebo"):
-            v = row.get(f"vs_{other}")
-            cells.append(
-                "-"
-                if v is None
-                else f"{100 * v['delta']:+.1f} [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}] {v['verdict']}"
-            )
+        cells = [_interval_cell(row.get(f"vs_{other}")) for other in ("resample", "placebo")]
         per_seed = " ".join("-" if x is None else f"{100 * x:.1f}" for x in row["per_seed"])
         rescued = f"{row['rescued']}/{row['groups']} ({row['share']:.1%})"
         table.add_row(row["env"], row["method"], rescued, per_seed, *cells)

@@ -112,16 +112,12 @@ def rescue_rows(directories: list[Path], env: str, bootstrap_seed: int = 0) -> l
 
     outcomes: dict[str, list[list[float]]] = {}
     for method in RESCUING:
+        runs = [metrics(d, env, method) for d in directories]  # [] where the arm was not trained
         per_seed = [
-            [
-                float(int(a.get("successes", 0)) > 0)
-                for m in metrics(d, env, method)
-                for a in m.get("rescues") or []
-            ]
-            for d in directories
+            [float(int(a.get("successes", 0)) > 0) for m in lines for a in m.get("rescues") or []]
+            for lines in runs
         ]
-        trained = all((d / env / method / "metrics.jsonl").is_file() for d in directories)
-        if trained and any(per_seed):  # a seed whose groups never all failed counts none
+        if all(runs) and any(per_seed):  # a seed whose groups never all failed counts none
             outcomes[method] = per_seed
     rows: list[dict[str, Any]] = []
     for method, per_seed in outcomes.items():

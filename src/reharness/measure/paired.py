@@ -110,11 +110,9 @@ def bootstrap_ci(
     if n == 0:
         return 0.0, 0.0
     rng = random.Random(seed)
-    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    tail = (1.0 - level) / 2.0
-    low = means[max(0, int(tail * resamples))]
-    high = means[min(resamples - 1, int((1.0 - tail) * resamples) - 1)]
-    return round(low, 6), round(high, 6)
+    return _percentile_interval(
+        [sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples)], level
+    )
 
 
 def bootstrap_difference_ci(
@@ -134,10 +132,14 @@ def bootstrap_difference_ci(
     def mean_of_resample(xs: Sequence[float]) -> float:
         return sum(xs[rng.randrange(len(xs))] for _ in range(len(xs))) / len(xs)
 
-    deltas = sorted(mean_of_resample(a) - mean_of_resample(b) for _ in range(resamples))
-    tail = (1.0 - level) / 2.0
-    low = deltas[max(0, int(tail * resamples))]
-    high = deltas[min(resamples - 1, int((1.0 - tail) * resamples) - 1)]
+    return _percentile_interval([mean_of_resample(a) - mean_of_resample(b) for _ in range(resamples)], level)
+
+
+def _percentile_interval(estimates: list[float], level: float) -> tuple[float, float]:
+    """The central ``level`` percentile interval of bootstrap estimates, rounded as every table prints it."""
+    ordered, tail = sorted(estimates), (1.0 - level) / 2.0
+    low = ordered[max(0, int(tail * len(ordered)))]
+    high = ordered[min(len(ordered) - 1, int((1.0 - tail) * len(ordered)) - 1)]
     return round(low, 6), round(high, 6)
 
 

@@ -307,6 +307,47 @@ def test_seeds_pool_the_rescued_groups_against_fresh_samples_and_placebo(tmp_pat
     assert "36/80 (45.0%)" in text.stdout and "+40.0 [" in text.stdout
 
 
+def test_seeds_split_the_targeted_codes_per_code_against_the_start(tmp_path: Path) -> None:
+    from reharness.experiments.s_seeds import pooled
+
+    pairs = [[f"t{i}", i] for i in range(40)]
+    zeros = [0.0] * 40
+    targets = ["invalid_action", "premature_answer", "step_limit"]  # step_limit occurs nowhere: no row
+    start = [["invalid_action", "premature_answer"] if i % 2 == 0 else ["invalid_action"] for i in range(40)]
+    # router: no invalid action on seed 0, on the odd tasks on seed 1; premature answers as the start's
+    router = [
+        [["premature_answer"] if i % 2 == 0 else [] for i in range(40)],
+        [["premature_answer"] if i % 2 == 0 else ["invalid_action"] for i in range(40)],
+    ]
+
+    def run(seed: int, target_codes: list[str]) -> Path:
+        outcomes = {"start": zeros, "router": zeros, "rank1": zeros}
+        codes = {"start": start, "router": router[seed], "rank1": [[]] * 40}
+        return stored_run(
+            tmp_path / f"{seed}-{len(target_codes)}", seed, outcomes, pairs, env=STORED_ENV, trained=2,
+            codes=codes, target_codes=target_codes,
+        )  # fmt: skip
+
+    runs = [run(0, targets), run(1, targets)]
+    rows = {(r["method"], r["code"]): r for r in pooled(runs)["codes"]}
+    # Rank-1 runs in the siblings' harnesses, not H0: no row; a code no episode shows: no row
+    assert set(rows) == {(m, c) for m in ("start", "router") for c in ("invalid_action", "premature_answer")}
+    start_invalid = rows[("start", "invalid_action")]
+    assert start_invalid["rate"] == 1.0 and "vs_start" not in start_invalid
+    invalid = rows[("router", "invalid_action")]
+    assert invalid["rate"] == 0.25 and invalid["per_seed"] == [0.0, 0.5]
+    # per task the seeds' mean difference: −1 on the even tasks, −0.5 on the odd ones
+    assert invalid["vs_start"]["delta"] == -0.75 and invalid["vs_start"]["verdict"] == "fewer"
+    premature = rows[("router", "premature_answer")]
+    assert premature["rate"] == 0.5 and premature["vs_start"]["delta"] == 0.0
+    assert premature["vs_start"]["verdict"] == "tie"
+    # runs whose pools target different codes: no per-code rows (their rates would describe two pools)
+    assert pooled([runs[0], run(1, targets[:1])])["codes"] == []
+    text = CliRunner().invoke(app, ["experiment", "s-seeds", *map(str, runs)], env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert "invalid_action" in text.stdout and "-75.0 [" in text.stdout and "fewer" in text.stdout
+
+
 def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> None:
     from reharness.experiments.s_seeds import pooled
 

@@ -17,6 +17,7 @@ from reharness.experiments.s_compare import compare
 PAIRS = [[f"t{i}", i] for i in range(40)]
 HALF = [float(i % 2) for i in range(40)]  # the odd tasks succeed
 ZEROS = [0.0] * 40
+TARGETS = ["invalid_action", "premature_answer"]  # premature_answer occurs in no episode
 
 
 def _ablation(tmp_path: Path) -> tuple[Path, Path]:
@@ -25,12 +26,12 @@ def _ablation(tmp_path: Path) -> tuple[Path, Path]:
     better = [1.0 if i % 2 or i < 20 else 0.0 for i in range(40)]
     a = stored_run(
         tmp_path / "mask", 0, {"start": ZEROS, "router": HALF}, PAIRS, env=STORED_ENV,
-        codes={"router": [["invalid_action"]] * 40}, target_codes=["invalid_action"],
+        codes={"router": [["invalid_action"]] * 40}, target_codes=TARGETS,
         rescues={"router": {"tried": 8, "succeeded": 2}},
     )  # fmt: skip
     b = stored_run(
         tmp_path / "executed", 0, {"start": ZEROS, "router": better}, PAIRS, env=STORED_ENV,
-        codes={"router": [["wrong_answer"]] * 40}, target_codes=["invalid_action"],
+        codes={"router": [["wrong_answer"]] * 40}, target_codes=TARGETS,
         options={"rewritten_turns": "executed"}, rescues={"router": {"tried": 8, "succeeded": 5}},
     )  # fmt: skip
     return a, b
@@ -46,6 +47,10 @@ def test_an_ablation_is_paired_per_task_and_names_the_option_it_changes(tmp_path
     # the codes: every A episode has the targeted one, no B episode: a lower rate is "fewer", not "worse"
     assert (result["a"]["target_code_rate"], result["b"]["target_code_rate"]) == (1.0, 0.0)
     assert result["target_code_rate"]["delta"] == -1.0 and result["target_code_rate"]["verdict"] == "fewer"
+    # each targeted code that occurs, on its own (wrong_answer is not targeted, premature_answer never occurs)
+    assert [(c["code"], c["a"], c["b"], c["delta"], c["verdict"]) for c in result["codes"]] == [
+        ("invalid_action", 1.0, 0.0, -1.0, "fewer")
+    ]
     assert result["differs"] == {"rewritten_turns": ["mask", "executed"]}  # out is where, not what
     assert result["a"]["rescues"] == {"tried": 8, "succeeded": 2}
     # the same run against itself, arm against arm: start vs router of A
@@ -76,7 +81,7 @@ def test_arms_that_cannot_be_paired_are_refused(tmp_path: Path) -> None:
         tmp_path / "d", 0, {"router": HALF}, PAIRS, env=STORED_ENV, target_codes=["format_error"]
     )  # another pool's siblings target other codes: success compares, codes do not
     mixed = compare(a, "router", other_codes)
-    assert mixed["target_code_rate"] is None and mixed["success"]["verdict"] == "tie"
+    assert mixed["target_code_rate"] is None and mixed["codes"] == [] and mixed["success"]["verdict"] == "tie"
     elsewhere = stored_run(tmp_path / "e", 0, {"router": HALF}, PAIRS, env=OTHER_ENV)  # same tasks, other env
     with pytest.raises(DataError, match=f"holds {STORED_ENV} and .* holds {OTHER_ENV}"):
         compare(a, "router", elsewhere)
@@ -94,7 +99,7 @@ def test_cli_prints_the_comparison_and_its_json(tmp_path: Path) -> None:
     shown = CliRunner().invoke(app, args)
     assert shown.exit_code == 0, shown.output
     assert "+25.0 [" in shown.stdout and "rewritten_turns: 'mask' → 'executed'" in shown.stdout
-    assert "2/8" in shown.stdout and "5/8" in shown.stdout
+    assert "2/8" in shown.stdout and "5/8" in shown.stdout and "invalid_action" in shown.stdout
     bad = CliRunner().invoke(app, [*args[:-1], "vote"])
     assert bad.exit_code != 0 and f"its arms: {STORED_ENV}/router, {STORED_ENV}/start" in bad.output
 

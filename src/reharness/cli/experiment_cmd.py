@@ -348,7 +348,8 @@ def s_seeds(
     """Pool several training seeds' `experiment s` runs (same options, one shared --test-seed) into one
     table, from their stored files only: mean success, paired differences vs start, none and resample over
     the shared test tasks (bootstrap over tasks; Rank-1 also vs the router policy in H0), an ordering only
-    where the interval excludes 0; then the all-failed training groups each rescuing arm rescued, vs fresh H0
+    where the interval excludes 0; each failure code the pool's siblings target, its rate per episode in H0
+    vs the start policy's; then the all-failed training groups each rescuing arm rescued, vs fresh H0
     samples (resample) and a placebo sibling (bootstrap over groups)."""
     from reharness.experiments.s_seeds import pooled
 
@@ -380,8 +381,22 @@ def s_seeds(
             *cells,
         )
     stdout.print(table)
+    if table_data["codes"]:
+        stdout.print(_code_table(table_data["codes"]))
     if table_data["rescues"]:
         stdout.print(_rescue_table(table_data["rescues"]))
+
+
+def _code_table(rows: list[dict[str, Any]]) -> Table:
+    """Each targeted failure code's rate per episode in H0, pooled over the seeds, against the start's."""
+    table = Table(title="episodes with each targeted failure code in H0, pooled over the seeds")
+    for col in ("env", "method", "code", "rate", "per seed", "vs start"):
+        table.add_column(col)
+    for row in rows:
+        per_seed = " ".join(f"{100 * x:.1f}" for x in row["per_seed"])
+        cells = (f"{row['rate']:.1%}", per_seed, _interval_cell(row.get("vs_start")))
+        table.add_row(row["env"], row["method"], row["code"], *cells)
+    return table
 
 
 def _interval_cell(versus: dict[str, Any] | None) -> str:
@@ -420,9 +435,9 @@ def s_compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Compare one arm of two stored `experiment s` runs on their shared test tasks (an ablation: same
-    --test-seed, one option changed), from their stored files only: success and targeted failure codes in H0,
-    B − A paired per task with a bootstrap interval (an ordering only where it excludes 0), the rescues each
-    arm made, and the options in which the runs differ."""
+    --test-seed, one option changed), from their stored files only: success and targeted failure codes in H0
+    (together, then each code that occurs), B − A paired per task with a bootstrap interval (an ordering
+    only where it excludes 0), the rescues each arm made, and the options in which the runs differ."""
     from reharness.experiments.s_compare import compare
 
     result = compare(run_a, method, run_b, method_b, env)
@@ -447,6 +462,8 @@ def s_compare(
         f"{b['target_code_rate']:.1%}",
         cell(result["target_code_rate"]),
     )
+    for code in result["codes"]:
+        table.add_row(f"  {code['code']}", f"{code['a']:.1%}", f"{code['b']:.1%}", cell(code))
     table.add_row("rescues (succeeded/tried)", *(_rescues(side["rescues"]) for side in (a, b)), "")
     stdout.print(table)
     differs = ", ".join(f"{k}: {v[0]!r} → {v[1]!r}" for k, v in result["differs"].items()) or "none"

@@ -6,9 +6,10 @@ policies met the same test tasks as the first run's. :func:`compare` reads both 
 ``eval.jsonl`` and ``result.json`` (the layout :mod:`.s_seeds` reads), refuses arms evaluated on different
 tasks, and gives: each arm's held-out success in H0 and its rate of episodes with a failure code the pool's
 siblings target, the paired per-task difference (B − A) of both with a bootstrap interval over tasks (an
-ordering only where it excludes 0, else ``tie``), each arm's rescues during training, and the options in
-which the two runs differ — so the reader sees what the comparison varies (and whether the training seed is
-among them).
+ordering only where it excludes 0, else ``tie``), the same for each targeted code that occurs (an
+``executed`` ablation acts on ``invalid_action`` first), each arm's rescues during training, and the
+options in which the two runs differ — so the reader sees what the comparison varies (and whether the
+training seed is among them).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def _arm(directory: Path, env: str | None, method: str) -> dict[str, Any]:
         "targets": sorted(targets),
         "pairs": record["pairs"],
         "successes": [float(s) for s in record["successes"]],
+        "codes": record["codes"],
         "targeted": [float(bool(targets & set(codes))) for codes in record["codes"]],
         "rescues": training.get("rescues"),
         "learnable": learnable,
@@ -114,4 +116,18 @@ def compare(
         "target_code_rate": (
             _paired(a["targeted"], b["targeted"], bootstrap_seed, CODE_WORDS) if same_targets else None
         ),
+        "codes": _per_code(a, b, n, bootstrap_seed) if same_targets else [],
     }
+
+
+def _per_code(a: dict[str, Any], b: dict[str, Any], n: int, seed: int) -> list[dict[str, Any]]:
+    """Each targeted code that occurs in either arm: both arms' rates and B − A paired per task."""
+    rows = []
+    for code in a["targets"]:
+        hits_a = [float(code in codes) for codes in a["codes"]]
+        hits_b = [float(code in codes) for codes in b["codes"]]
+        if not any(hits_a) and not any(hits_b):
+            continue
+        rates = {"a": round(sum(hits_a) / n, 6), "b": round(sum(hits_b) / n, 6)}
+        rows.append({"code": code, **rates, **_paired(hits_a, hits_b, seed, CODE_WORDS)})
+    return rows

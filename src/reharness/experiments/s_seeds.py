@@ -9,9 +9,11 @@ the paired difference from ``none``, ``resample`` and ``start``: per test task t
 difference, with a bootstrap interval that resamples tasks (the unit the seeds share). The ``rank1`` row (the
 router policy served by Rank-1 routing, an inference-time arm: no targeted-code rate, no training compute)
 is also compared with ``router``, the same policy in H0. An ordering is stated only where the interval
-excludes 0; otherwise the verdict is ``tie``. :func:`rescue_rows` adds, from the training runs' metrics,
-how many all-failed groups each rescuing arm turned into groups with a success, against fresh H0 samples
-(``resample``) and a placebo sibling.
+excludes 0; otherwise the verdict is ``tie``. :func:`code_rows` splits the targeted-code rate into each code
+the pool's siblings target (``invalid_action`` for an action-validity sibling, ...): its rate per episode in
+H0 for every policy, paired against the start policy per task the same way. :func:`rescue_rows` adds, from
+the training runs' metrics, how many all-failed groups each rescuing arm turned into groups with a success,
+against fresh H0 samples (``resample``) and a placebo sibling.
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ from typing import Any
 
 from reharness.core.errors import DataError
 from reharness.core.jsonl import read_jsonl
-from reharness.experiments.s_evidence import verdict_word
+from reharness.experiments.s_config import START
+from reharness.experiments.s_eval import RANK1
+from reharness.experiments.s_evidence import CODE_WORDS, verdict_word
+
+Run = tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]
 
 
-def read_run(directory: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]]:
+def read_run(directory: Path) -> Run:
     """A finished run's ``s_config.json``, ``eval.jsonl`` records by key, and ``result.json``."""
     files = [directory / name for name in ("s_config.json", "eval.jsonl", "result.json")]
     missing = [str(f) for f in files if not f.is_file()]
@@ -93,8 +99,53 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
                     "verdict": verdict_word(low, high),
                 }  # fmt: skip
             rows.append(row)
-    rescues = [r for env in runs[0][0]["envs"] for r in rescue_rows(directories, env, bootstrap_seed)]
-    return {"runs": [str(d) for d in directories], "seeds": seeds, "rows": rows, "rescues": rescues}
+    envs = runs[0][0]["envs"]
+    codes = [r for env in envs for r in code_rows(runs, env, bootstrap_seed)]
+    rescues = [r for env in envs for r in rescue_rows(directories, env, bootstrap_seed)]
+    runs_out = [str(d) for d in directories]
+    return {"runs": runs_out, "seeds": seeds, "rows": rows, "codes": codes, "rescues": rescues}
+
+
+def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[str, Any]]:
+    """Per policy evaluated in H0 (not Rank-1, which runs in the siblings' harnesses) and per failure code
+    the pool's siblings target: the share of test episodes whose failure codes hold it, pooled over the seeds
+    and per seed, and its paired difference from the start policy (per task the mean over seeds, a bootstrap
+    over tasks; ``more``/``fewer`` only where the interval excludes 0). A targeted code no episode of the env
+    shows (db has no ``invalid_action``) gets no row; nothing where the runs' pools target different codes
+    (their rates would not describe one pool)."""
+    from reharness.measure.paired import bootstrap_ci
+
+    targets = [sorted((result.get("target_codes") or {}).get(env, [])) for _, _, result in runs]
+    if any(t != targets[0] for t in targets):
+        return []
+    start = [evals.get(f"{env}/{START}") for _, evals, _ in runs]
+    records = [r for _, evals, _ in runs for k, r in evals.items() if k.startswith(f"{env}/")]
+    seen = [code for code in targets[0] if any(code in codes for r in records for codes in r["codes"])]
+    rows: list[dict[str, Any]] = []
+    for key in runs[0][1]:
+        method = key.split("/", 1)[1]
+        per_seed = [evals[key] for _, evals, _ in runs if key in evals]
+        if not key.startswith(f"{env}/") or method == RANK1 or len(per_seed) < len(runs):
+            continue
+        for code in seen:
+            hits = [[float(code in codes) for codes in r["codes"]] for r in per_seed]
+            n = len(hits[0])
+            row: dict[str, Any] = {
+                "env": env, "method": method, "code": code,
+                "rate": round(sum(map(sum, hits)) / (n * len(hits)), 6),
+                "per_seed": [round(sum(h) / n, 6) for h in hits],
+            }  # fmt: skip
+            if method != START and all(s is not None for s in start):
+                base = [[float(code in codes) for codes in s["codes"]] for s in start if s is not None]
+                pairs = list(zip(hits, base, strict=True))
+                diffs = [sum(h[i] - b[i] for h, b in pairs) / len(pairs) for i in range(n)]
+                low, high = bootstrap_ci(diffs, seed=bootstrap_seed)
+                row["vs_start"] = {
+                    "delta": round(sum(diffs) / n, 6), "low": low, "high": high,
+                    "verdict": verdict_word(low, high, CODE_WORDS),
+                }  # fmt: skip
+            rows.append(row)
+    return rows
 
 
 #: The arms that re-sample an all-failed group (fresh H0 samples or a sibling), in table order.

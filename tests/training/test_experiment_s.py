@@ -171,11 +171,21 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, shop_pool: Path, tmp_pa
     sections = (
         "## Held-out success in H0", "## Diagnostic", "## Behaviour in H0", "## Profile drift",
         "## Paired comparisons", "## Targeted failure codes", "## Compute per method", "## Router vs oracle",
-        "## Rescued successes learnable",
+        "## Rescued successes learnable", "## Each targeted failure code in H0",
     )  # fmt: skip
     for section in sections:
         assert section in report
     assert "| shop | router |" in report and "listing" in report
+    # each targeted code the episodes show, per policy in H0 (not Rank-1), its rate recomputed from eval.jsonl
+    shown = sorted(c for c in targeted if any(c in codes for r in evals.values() for codes in r["codes"]))
+    assert shown, "the micro policy's test episodes show a targeted code"
+    for method in METHODS | {"none-equal-rollouts"}:
+        for code in shown:
+            rate = 100 * sum(code in codes for codes in evals[method]["codes"]) / 2
+            assert f"| shop | {method} | {code} | {rate:.1f} |" in report, (method, code)
+    assert not any(
+        line.startswith(f"| shop | rank1 | {code} |") for code in targeted for line in report.splitlines()
+    )
     # profile drift: every anchor named, the trained policy's last; no drift across a change of measurement
     anchors = [line for line in report.splitlines() if line.startswith("- shop, ")]
     sampled = "(temperature 1, 2 samples a task)"

@@ -2,7 +2,8 @@
 
 Sources: the result rows (held-out success in H0), each training run's ``metrics.jsonl`` (one line per
 optimizer step), the router runs' re-anchored profiles (``profiles/step-N.json``, against the pool's own
-``profile.json`` at step 0) and the behaviour rates of the evaluation episodes. Plots — H0 success against
+``profile.json`` at step 0), the behaviour rates of the evaluation episodes and, per targeted failure code,
+its rate in H0 against the start's (from the stored ``eval.jsonl``). Plots — H0 success against
 rollouts spent, rescue rate per sibling over training, profile drift at each re-anchoring, behaviour rates
 before/after training — are drawn with matplotlib when it is installed (the ``experiments`` extra); without
 it the report says so and keeps every table (the numbers never depend on matplotlib).
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reharness.experiments.s_data import diagnostic, drift, metrics, sibling_names
-from reharness.experiments.s_evidence import evidence_sections
+from reharness.experiments.s_evidence import CODE_WORDS, evidence_sections, verdict
 from reharness.experiments.s_plots import draw_plots
 
 if TYPE_CHECKING:
@@ -117,6 +118,27 @@ def _behaviour_lines(result: SResult) -> list[str]:
     return lines
 
 
+def _code_lines(result: SResult, out: Path) -> list[str]:
+    """Each targeted failure code's rate per episode in H0 against the start's, paired per task (read back
+    from the stored ``eval.jsonl`` and ``result.json``: the rows ``experiment s-seeds`` pools)."""
+    from reharness.core.errors import DataError
+    from reharness.experiments.s_seeds import code_rows, read_run
+
+    try:
+        run = read_run(out)
+    except DataError:
+        return ["(the run's evaluation is not stored)"]
+    rows = [r for env in result.config.envs for r in code_rows([run], env)]
+    if not rows:
+        return ["(no targeted code occurs in any evaluation episode)"]
+    lines = ["| env | method | code | episodes with it (%) | Δ vs start [paired CI] |", "|---" * 5 + "|"]
+    for r in rows:
+        vs = r.get("vs_start")
+        change = "-" if vs is None else verdict(vs["delta"], vs["low"], vs["high"], words=CODE_WORDS)
+        lines.append(f"| {r['env']} | {r['method']} | {r['code']} | {_pct(r['rate'])} | {change} |")
+    return lines
+
+
 def _drift_lines(result: SResult, out: Path) -> list[str]:
     lines = []
     for env in result.config.envs:
@@ -171,6 +193,10 @@ def write_report(result: SResult, out: Path) -> Path:
         "## Behaviour in H0 on the test tasks, before (start) and after training",
         "",
         *_behaviour_lines(result),
+        "",
+        "## Each targeted failure code in H0, against the start",
+        "",
+        *_code_lines(result, out),
         "",
         "## Profile drift at each re-anchoring (router runs)",
         "",

@@ -7,9 +7,9 @@ policies met the same test tasks as the first run's. :func:`compare` reads both 
 tasks, and gives: each arm's held-out success in H0 and its rate of episodes with a failure code the pool's
 siblings target, the paired per-task difference (B − A) of both with a bootstrap interval over tasks (an
 ordering only where it excludes 0, else ``tie``), the same for each targeted code that occurs (an
-``executed`` ablation acts on ``invalid_action`` first), each arm's rescues during training, and the
-options in which the two runs differ — so the reader sees what the comparison varies (and whether the
-training seed is among them).
+``executed`` ablation acts first on the code of the sibling that rewrites actions, such as
+``invalid_action``), each arm's rescues during training, and the options in which the two runs differ —
+so the reader sees what the comparison varies (and whether the training seed is among them).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from reharness.core.errors import DataError
 from reharness.core.resume import other_options
 from reharness.experiments.s_config import SConfig
 from reharness.experiments.s_evidence import CODE_WORDS, verdict_word
-from reharness.experiments.s_seeds import read_run
+from reharness.experiments.s_seeds import code_hits, read_run
 
 _NOT_AN_OPTION = {"out"}  # where a run was written, not what it trained
 
@@ -124,8 +124,7 @@ def _per_code(a: dict[str, Any], b: dict[str, Any], n: int, seed: int) -> list[d
     """Each targeted code that occurs in either arm: both arms' rates and B − A paired per task."""
     rows = []
     for code in a["targets"]:
-        hits_a = [float(code in codes) for codes in a["codes"]]
-        hits_b = [float(code in codes) for codes in b["codes"]]
+        hits_a, hits_b = code_hits(a, code), code_hits(b, code)
         if not any(hits_a) and not any(hits_b):
             continue
         rates = {"a": round(sum(hits_a) / n, 6), "b": round(sum(hits_b) / n, 6)}

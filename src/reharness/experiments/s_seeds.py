@@ -106,13 +106,18 @@ def pooled(directories: list[Path], bootstrap_seed: int = 0) -> dict[str, Any]:
     return {"runs": runs_out, "seeds": seeds, "rows": rows, "codes": codes, "rescues": rescues}
 
 
+def code_hits(record: dict[str, Any], code: str) -> list[float]:
+    """Per test episode of an evaluation record, 1.0 where its failure codes hold ``code``."""
+    return [float(code in codes) for codes in record["codes"]]
+
+
 def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[str, Any]]:
     """Per policy evaluated in H0 (not Rank-1, which runs in the siblings' harnesses) and per failure code
     the pool's siblings target: the share of test episodes whose failure codes hold it, pooled over the seeds
     and per seed, and its paired difference from the start policy (per task the mean over seeds, a bootstrap
     over tasks; ``more``/``fewer`` only where the interval excludes 0). A targeted code no episode of the env
-    shows (db has no ``invalid_action``) gets no row; nothing where the runs' pools target different codes
-    (their rates would not describe one pool)."""
+    shows (``invalid_action`` where every action is admissible) gets no row; nothing where the runs' pools
+    target different codes (their rates would not describe one pool)."""
     from reharness.measure.paired import bootstrap_ci
 
     targets = [sorted((result.get("target_codes") or {}).get(env, [])) for _, _, result in runs]
@@ -128,7 +133,7 @@ def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[s
         if not key.startswith(f"{env}/") or method == RANK1 or len(per_seed) < len(runs):
             continue
         for code in seen:
-            hits = [[float(code in codes) for codes in r["codes"]] for r in per_seed]
+            hits = [code_hits(r, code) for r in per_seed]
             n = len(hits[0])
             row: dict[str, Any] = {
                 "env": env, "method": method, "code": code,
@@ -136,7 +141,7 @@ def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[s
                 "per_seed": [round(sum(h) / n, 6) for h in hits],
             }  # fmt: skip
             if method != START and all(s is not None for s in start):
-                base = [[float(code in codes) for codes in s["codes"]] for s in start if s is not None]
+                base = [code_hits(s, code) for s in start if s is not None]
                 pairs = list(zip(hits, base, strict=True))
                 diffs = [sum(h[i] - b[i] for h, b in pairs) / len(pairs) for i in range(n)]
                 low, high = bootstrap_ci(diffs, seed=bootstrap_seed)

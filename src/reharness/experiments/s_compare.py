@@ -20,6 +20,7 @@ from typing import Any
 from reharness.core.errors import DataError
 from reharness.core.resume import other_options
 from reharness.experiments.s_config import SConfig
+from reharness.experiments.s_eval import with_targets
 from reharness.experiments.s_evidence import CODE_WORDS, verdict_word
 from reharness.experiments.s_seeds import code_hits, read_run
 
@@ -50,7 +51,7 @@ def _arm(directory: Path, env: str | None, method: str) -> dict[str, Any]:
         "pairs": record["pairs"],
         "successes": [float(s) for s in record["successes"]],
         "codes": record["codes"],
-        "targeted": [float(bool(targets & set(codes))) for codes in record["codes"]],
+        "targeted": with_targets(record, targets)["targeted"],
         "rescues": training.get("rescues"),
         "learnable": learnable,
     }

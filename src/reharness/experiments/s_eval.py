@@ -220,7 +220,7 @@ def target_codes(pool_dir: Path) -> list[str]:
     return sorted({code for d in directions for code in d.codes})
 
 
-def _with_targets(record: dict[str, Any], targets: set[str]) -> dict[str, Any]:
+def with_targets(record: dict[str, Any], targets: set[str]) -> dict[str, Any]:
     """``record`` plus ``targeted``: per episode, 1.0 when its failure codes hold a targeted code."""
     return record | {"targeted": [float(bool(targets & set(codes))) for codes in record["codes"]]}
 
@@ -236,7 +236,7 @@ def aggregate(
     from reharness.measure.paired import bootstrap_ci
 
     codes = {env: target_codes(config.pool_for(env)) for env in config.envs}
-    by = {(r["env"], r["method"]): _with_targets(r, set(codes[r["env"]])) for r in records}
+    by = {(r["env"], r["method"]): with_targets(r, set(codes[r["env"]])) for r in records}
     rows: list[SRow] = []
     rank1: list[Rank1Row] = []
     behaviour_of: dict[str, dict[str, dict[str, float]]] = {}

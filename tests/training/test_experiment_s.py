@@ -350,9 +350,14 @@ def test_seeds_split_the_targeted_codes_per_code_against_the_start(tmp_path: Pat
         [["premature_answer"] if i % 2 == 0 else ["invalid_action"] for i in range(40)],
     ]
 
+    # none (policy-only training): the start's codes, but a premature answer on every task on both seeds
+    none = [sorted({*c, "premature_answer"}) for c in start]
+
     def run(seed: int, target_codes: list[str]) -> Path:
-        outcomes = {"start": zeros, "router": zeros, "rank1": zeros}
-        codes: dict[str, list[list[str]]] = {"start": start, "router": router[seed], "rank1": [[]] * 40}
+        outcomes = {"start": zeros, "none": zeros, "router": zeros, "rank1": zeros}
+        codes: dict[str, list[list[str]]] = {
+            "start": start, "none": none, "router": router[seed], "rank1": [[]] * 40,
+        }  # fmt: skip
         return stored_run(
             tmp_path / f"{seed}-{len(target_codes)}", seed, outcomes, pairs, env=STORED_ENV, trained=2,
             codes=codes, target_codes=target_codes,
@@ -361,9 +366,15 @@ def test_seeds_split_the_targeted_codes_per_code_against_the_start(tmp_path: Pat
     runs = [run(0, targets), run(1, targets)]
     rows = {(r["method"], r["code"]): r for r in pooled(runs)["codes"]}
     # Rank-1 runs in the siblings' harnesses, not H0: no row; a code no episode shows: no row
-    assert set(rows) == {(m, c) for m in ("start", "router") for c in ("invalid_action", "premature_answer")}
+    assert set(rows) == {
+        (m, c) for m in ("start", "none", "router") for c in ("invalid_action", "premature_answer")
+    }  # fmt: skip
     start_invalid = rows[("start", "invalid_action")]
-    assert start_invalid["rate"] == 1.0 and "vs_start" not in start_invalid
+    assert start_invalid["rate"] == 1.0 and "vs_start" not in start_invalid and "vs_none" not in start_invalid
+    # none against the start (more premature answers on the odd tasks), never against itself
+    none_premature = rows[("none", "premature_answer")]
+    assert none_premature["vs_start"]["delta"] == 0.5 and none_premature["vs_start"]["verdict"] == "more"
+    assert "vs_none" not in none_premature
     invalid = rows[("router", "invalid_action")]
     assert invalid["rate"] == 0.25 and invalid["per_seed"] == [0.0, 0.5]
     # per task the seeds' mean difference: −1 on the even tasks, −0.5 on the odd ones
@@ -371,11 +382,15 @@ def test_seeds_split_the_targeted_codes_per_code_against_the_start(tmp_path: Pat
     premature = rows[("router", "premature_answer")]
     assert premature["rate"] == 0.5 and premature["vs_start"]["delta"] == 0.0
     assert premature["vs_start"]["verdict"] == "tie"
+    # against none: the odd tasks' premature answer is gone on both seeds (−1 there, 0 on the even ones)
+    assert premature["vs_none"]["delta"] == -0.5 and premature["vs_none"]["verdict"] == "fewer"
+    assert rows[("router", "invalid_action")]["vs_none"]["delta"] == -0.75
     # runs whose pools target different codes: no per-code rows (their rates would describe two pools)
     assert pooled([runs[0], run(1, targets[:1])])["codes"] == []
     text = CliRunner().invoke(app, ["experiment", "s-seeds", *map(str, runs)], env={"COLUMNS": "200"})
     assert text.exit_code == 0, text.output
     assert "invalid_action" in text.stdout and "-75.0 [" in text.stdout and "fewer" in text.stdout
+    assert "vs none" in text.stdout and "-50.0 [" in text.stdout
 
 
 def test_seeds_pool_rank1_against_the_router_policy_in_h0(tmp_path: Path) -> None:

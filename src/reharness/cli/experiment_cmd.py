@@ -388,13 +388,15 @@ def s_seeds(
 
 
 def _code_table(rows: list[dict[str, Any]]) -> Table:
-    """Each targeted failure code's rate per episode in H0, pooled over the seeds, against the start's."""
+    """Each targeted failure code's rate per episode in H0, pooled over the seeds, against the start's and
+    against policy-only training's (``none``)."""
     table = Table(title="episodes with each targeted failure code in H0, pooled over the seeds")
-    for col in ("env", "method", "code", "rate", "per seed", "vs start"):
+    for col in ("env", "method", "code", "rate", "per seed", "vs start", "vs none"):
         table.add_column(col)
     for row in rows:
         per_seed = " ".join(f"{100 * x:.1f}" for x in row["per_seed"])
-        cells = (f"{row['rate']:.1%}", per_seed, _interval_cell(row.get("vs_start")))
+        versus = (_interval_cell(row.get(f"vs_{other}")) for other in ("start", "none"))
+        cells = (f"{row['rate']:.1%}", per_seed, *versus)
         table.add_row(row["env"], row["method"], row["code"], *cells)
     return table
 

@@ -11,9 +11,9 @@ router policy served by Rank-1 routing, an inference-time arm: no targeted-code 
 is also compared with ``router``, the same policy in H0. An ordering is stated only where the interval
 excludes 0; otherwise the verdict is ``tie``. :func:`code_rows` splits the targeted-code rate into each code
 the pool's siblings target (``invalid_action`` for an action-validity sibling, ...): its rate per episode in
-H0 for every policy, paired against the start policy per task the same way. :func:`rescue_rows` adds, from
-the training runs' metrics, how many all-failed groups each rescuing arm turned into groups with a success,
-against fresh H0 samples (``resample``) and a placebo sibling.
+H0 for every policy, paired against the start policy and against ``none`` per task the same way.
+:func:`rescue_rows` adds, from the training runs' metrics, how many all-failed groups each rescuing arm
+turned into groups with a success, against fresh H0 samples (``resample``) and a placebo sibling.
 """
 
 from __future__ import annotations
@@ -114,8 +114,9 @@ def code_hits(record: dict[str, Any], code: str) -> list[float]:
 def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[str, Any]]:
     """Per policy evaluated in H0 (not Rank-1, which runs in the siblings' harnesses) and per failure code
     the pool's siblings target: the share of test episodes whose failure codes hold it, pooled over the seeds
-    and per seed, and its paired difference from the start policy (per task the mean over seeds, a bootstrap
-    over tasks; ``more``/``fewer`` only where the interval excludes 0). A targeted code no episode of the env
+    and per seed, and its paired difference from the start policy and from ``none`` (policy-only training;
+    per task the mean over seeds, a bootstrap over tasks; ``more``/``fewer`` only where the interval excludes
+    0). A targeted code no episode of the env
     shows (``invalid_action`` where every action is admissible) gets no row; nothing where the runs' pools
     target different codes (their rates would not describe one pool)."""
     from reharness.measure.paired import bootstrap_ci
@@ -123,7 +124,7 @@ def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[s
     targets = [sorted((result.get("target_codes") or {}).get(env, [])) for _, _, result in runs]
     if any(t != targets[0] for t in targets):
         return []
-    start = [evals.get(f"{env}/{START}") for _, evals, _ in runs]
+    bases = {other: [evals.get(f"{env}/{other}") for _, evals, _ in runs] for other in (START, "none")}
     records = [r for _, evals, _ in runs for k, r in evals.items() if k.startswith(f"{env}/")]
     seen = [code for code in targets[0] if any(code in codes for r in records for codes in r["codes"])]
     rows: list[dict[str, Any]] = []
@@ -140,12 +141,14 @@ def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[s
                 "rate": round(sum(map(sum, hits)) / (n * len(hits)), 6),
                 "per_seed": [round(sum(h) / n, 6) for h in hits],
             }  # fmt: skip
-            if method != START and all(s is not None for s in start):
-                base = [code_hits(s, code) for s in start if s is not None]
+            for other, records_b in bases.items():
+                if method in (START, other) or any(b is None for b in records_b):
+                    continue
+                base = [code_hits(b, code) for b in records_b if b is not None]
                 pairs = list(zip(hits, base, strict=True))
                 diffs = [sum(h[i] - b[i] for h, b in pairs) / len(pairs) for i in range(n)]
                 low, high = bootstrap_ci(diffs, seed=bootstrap_seed)
-                row["vs_start"] = {
+                row[f"vs_{other}"] = {
                     "delta": round(sum(diffs) / n, 6), "low": low, "high": high,
                     "verdict": verdict_word(low, high, CODE_WORDS),
                 }  # fmt: skip

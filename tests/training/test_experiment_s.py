@@ -337,7 +337,7 @@ def test_seeds_pool_the_rescued_groups_against_fresh_samples_and_placebo(tmp_pat
     assert "36/80 (45.0%)" in text.stdout and "+40.0 [" in text.stdout
 
 
-def test_seeds_split_the_targeted_codes_per_code_against_the_start(tmp_path: Path) -> None:
+def test_seeds_split_the_targeted_codes_per_code_against_the_start_and_none(tmp_path: Path) -> None:
     from reharness.experiments.s_seeds import pooled
 
     pairs = [[f"t{i}", i] for i in range(40)]

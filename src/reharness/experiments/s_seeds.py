@@ -116,9 +116,9 @@ def code_rows(runs: list[Run], env: str, bootstrap_seed: int = 0) -> list[dict[s
     the pool's siblings target: the share of test episodes whose failure codes hold it, pooled over the seeds
     and per seed, and its paired difference from the start policy and from ``none`` (policy-only training;
     per task the mean over seeds, a bootstrap over tasks; ``more``/``fewer`` only where the interval excludes
-    0). A targeted code no episode of the env
-    shows (``invalid_action`` where every action is admissible) gets no row; nothing where the runs' pools
-    target different codes (their rates would not describe one pool)."""
+    0). A targeted code no episode of the env shows (``invalid_action`` where every action is admissible)
+    gets no row; nothing where the runs' pools target different codes (their rates would not describe one
+    pool)."""
     from reharness.measure.paired import bootstrap_ci
 
     targets = [sorted((result.get("target_codes") or {}).get(env, [])) for _, _, result in runs]

@@ -1,7 +1,7 @@
 """``reharness experiment s`` for real, micro: pool → GRPO with rescue → held-out evaluation → report.
 
 The policy is a real Hugging Face chat model: a micro tiny agent trained for seconds on demonstrations of a
-built-in env (``ENV``, asked of the registry: :func:`_micro_env`); it emits well-formed but useless actions,
+built-in env (the ``env`` fixture asks the registry which); it emits well-formed but useless actions,
 so under H0 every group fails — the setup where only rescue can act. The pool is built the way
 ``tests/pool/pool_fixtures.py`` builds one: a sibling that is H0 plus a config delta (``show_admissible``),
 with a validation profile, saved as a pool directory. The env's short step limit keeps every episode short.
@@ -43,39 +43,44 @@ ROW_KEYS = {
 }
 
 
-def _micro_env() -> str:
+@pytest.fixture(scope="module")
+def env() -> str:
     """The built-in env the micro run trains on, asked of the registry rather than named: among the
     built-ins whose first observation lists admissible actions (the pool's one sibling shows that list),
-    the one with the shortest episodes (the run's cost is its episodes)."""
+    the one with the shortest episodes (the run's cost is its episodes). A fixture, so only the tests
+    that run the micro pipeline build the envs, not every collection of this file."""
     from reharness.envs.registry import BUILTIN_KITS, make_env
 
     def listed(name: str) -> tuple[int, bool]:
-        env = make_env(name)
-        env.reset(seed=0)
-        return env.max_steps, bool(env.admissible_actions())
+        made = make_env(name)
+        made.reset(seed=0)
+        return made.max_steps, bool(made.admissible_actions())
 
     shapes = {name: listed(name) for name in BUILTIN_KITS}
     return min((name for name, (_, lists) in shapes.items() if lists), key=lambda name: shapes[name][0])
 
 
-ENV = _micro_env()
 STEPS, K, TASKS = 2, 2, 1
-MICRO = [
-    "--env", ENV, "--steps", str(STEPS), "--k", str(K), "--tasks-per-step", str(TASKS),
-    "--test-n", "2", "--reanchor-every", "1", "--reanchor-n", "2", "--concurrency", "4",
-]  # fmt: skip
+
+
+def micro(env: str) -> list[str]:
+    """The micro run's options on ``env``."""
+    return [
+        "--env", env, "--steps", str(STEPS), "--k", str(K), "--tasks-per-step", str(TASKS),
+        "--test-n", "2", "--reanchor-every", "1", "--reanchor-n", "2", "--concurrency", "4",
+    ]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def micro_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def micro_policy(env: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
 
     from reharness.models.tiny.config import recipe_for
     from reharness.training.tiny.train import train_agent
 
     torch.set_num_threads(1)
-    out = tmp_path_factory.mktemp("policy") / f"{ENV}-micro"
-    recipe = recipe_for(ENV, "micro").with_overrides(
+    out = tmp_path_factory.mktemp("policy") / f"{env}-micro"
+    recipe = recipe_for(env, "micro").with_overrides(
         steps=40, batch_size=1, learning_rate=1e-2, split_spaces=False
     )
     train_agent(recipe, out, seed=0, dtype="float32")
@@ -83,9 +88,9 @@ def micro_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def micro_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def micro_pool(env: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A one-sibling pool (H0 + the admissible-action list) with a profile that says it rescues."""
-    h0 = base_harness_config(ENV)
+    h0 = base_harness_config(env)
     sibling = Sibling(
         name="listing",
         direction="action_validity",
@@ -93,8 +98,8 @@ def micro_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
         delta={"show_admissible": True},
         description="list the admissible actions",
     )
-    pool = Pool(ENV, h0, [sibling], PolicyRef(spec="micro"), builtin_directions())
-    pool.save(tmp_path_factory.mktemp("pool") / f"pool-{ENV}")
+    pool = Pool(env, h0, [sibling], PolicyRef(spec="micro"), builtin_directions())
+    pool.save(tmp_path_factory.mktemp("pool") / f"pool-{env}")
     cell = ProfileCell(attempts=10, h0_failures=10, rescues=5, successes=5)
     Profile(
         pool_hash=pool_hash(pool),
@@ -108,13 +113,13 @@ def micro_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return pool.path
 
 
-def test_experiment_s_micro_pipeline(micro_policy: Path, micro_pool: Path, tmp_path: Path) -> None:
+def test_experiment_s_micro_pipeline(env: str, micro_policy: Path, micro_pool: Path, tmp_path: Path) -> None:
     out = tmp_path / "s"
-    args = ["experiment", "s", *MICRO, "--agent", f"hf:{micro_policy}", "--pool", str(micro_pool)]
+    args = ["experiment", "s", *micro(env), "--agent", f"hf:{micro_policy}", "--pool", str(micro_pool)]
     result = CliRunner().invoke(app, [*args, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
     # the test episodes' progress bars
-    assert f"eval {ENV}/start" in result.stderr and " eta " in result.stderr
+    assert f"eval {env}/start" in result.stderr and " eta " in result.stderr
     data = json.loads(result.stdout)
     assert set(data) == {"rows", "rank1", "average", "equal_rollouts"}
     assert all(set(r) == ROW_KEYS for r in data["rows"])
@@ -125,7 +130,7 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, micro_pool: Path, tmp_p
     targeted = {"invalid_action", "format_error"}  # the sibling's direction, action_validity, targets these
     for method, row in rows.items():
         record = evals[method]
-        assert row["env"] == ENV and record["n"] == 2 and len(record["successes"]) == 2
+        assert row["env"] == env and record["n"] == 2 and len(record["successes"]) == 2
         assert row["success"] == pytest.approx(sum(record["successes"]) / 2) == data["average"][method]
         assert row["ci_low"] <= row["success"] <= row["ci_high"]
         hits = [bool(targeted & set(codes)) for codes in record["codes"]]
@@ -139,7 +144,7 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, micro_pool: Path, tmp_p
         if method != "rank1":
             assert record["harness_ids"] == [h0], method
     # Rank-1 after training routes by the profile re-anchored on the trained router policy
-    final = out / ENV / "router" / "profiles" / "final.json"
+    final = out / env / "router" / "profiles" / "final.json"
     assert evals["rank1"]["rank1_profile"] == str(final)
     trained_hash = json.loads(final.read_text())["policy_hash"]
     assert trained_hash != json.loads((micro_pool / "profile.json").read_text())["policy_hash"]
@@ -151,8 +156,8 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, micro_pool: Path, tmp_p
         assert rows[method]["rollouts"] == 2 * STEPS * per_step, method
     # tokens and model calls: the training rollouts' (per role) plus the routed methods' re-anchoring
     for method in METHODS - {"start"}:
-        lines = [json.loads(x) for x in (out / ENV / method / "metrics.jsonl").read_text().splitlines()]
-        summary = json.loads((out / ENV / method / "summary.json").read_text())
+        lines = [json.loads(x) for x in (out / env / method / "metrics.jsonl").read_text().splitlines()]
+        summary = json.loads((out / env / method / "summary.json").read_text())
         rollout_tokens = sum(sum(m["costs"]["tokens"].values()) for m in lines)
         rollout_calls = sum(sum(m["costs"]["model_calls"].values()) for m in lines)
         reanchor = summary["costs"]["tokens"].get("reanchor", 0)
@@ -162,29 +167,29 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, micro_pool: Path, tmp_p
     assert rows["start"]["tokens"] == rows["start"]["model_calls"] == 0
     [equal_row] = data["equal_rollouts"]  # none, trained on until its rollouts match router's
     assert equal_row["method"] == "none" and equal_row["rollouts"] == rows["router"]["rollouts"]
-    router = json.loads((out / ENV / "router" / "summary.json").read_text())
+    router = json.loads((out / env / "router" / "summary.json").read_text())
     assert router["rescues"]["tried"] == STEPS * TASKS  # one routed rescue per all-failed group
-    lines = [json.loads(x) for x in (out / ENV / "router" / "metrics.jsonl").read_text().splitlines()]
+    lines = [json.loads(x) for x in (out / env / "router" / "metrics.jsonl").read_text().splitlines()]
     assert [m["all_fail_groups"] for m in lines] == [TASKS] * STEPS
     assert all(m["per_sibling"]["listing"]["tried"] == TASKS for m in lines)
     # the routed methods re-anchored before step 1 and at step 1, at the rollout temperature, 2 samples
     for method in ("vote", "router"):
         for name in ("step-00000.json", "step-00001.json", "final.json"):
-            profile = json.loads((out / ENV / method / "profiles" / name).read_text())
+            profile = json.loads((out / env / method / "profiles" / name).read_text())
             assert (profile["temperature"], profile["samples"]) == (1.0, 2), (method, name)
     # vote: the judges voted on every decision; placebo: rescued under placebo siblings only
-    votes = read_log(out / ENV / "vote" / "decisions.jsonl")
+    votes = read_log(out / env / "vote" / "decisions.jsonl")
     assert len(votes) == STEPS * TASKS and all(d.strategy == "vote" and d.votes for d in votes)
-    placebo = [json.loads(x) for x in (out / ENV / "placebo" / "metrics.jsonl").read_text().splitlines()]
+    placebo = [json.loads(x) for x in (out / env / "placebo" / "metrics.jsonl").read_text().splitlines()]
     assert {r["name"] for m in placebo for r in m["rescues"]} <= {f"placebo-{i}" for i in range(4)}
     assert sum(len(m["rescues"]) for m in placebo) == STEPS * TASKS
-    equal = json.loads((out / ENV / "none-equal-rollouts" / "summary.json").read_text())
+    equal = json.loads((out / env / "none-equal-rollouts" / "summary.json").read_text())
     assert equal["steps"] == 2 * STEPS and equal["resumed_from"]  # forked from none's last checkpoint
     saved = json.loads((out / "result.json").read_text())
-    oracle = saved["oracle"][ENV]
+    oracle = saved["oracle"][env]
     assert set(oracle) == {"random", "vote", "router"}
     assert all(o["decisions"] == STEPS * TASKS for o in oracle.values())
-    decisions = [json.loads(x) for x in (out / ENV / "oracle.jsonl").read_text().splitlines()]
+    decisions = [json.loads(x) for x in (out / env / "oracle.jsonl").read_text().splitlines()]
     assert len(decisions) == 3 * STEPS * TASKS
 
     report = (out / "report.md").read_text()
@@ -195,33 +200,33 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, micro_pool: Path, tmp_p
     )  # fmt: skip
     for section in sections:
         assert section in report
-    assert f"| {ENV} | router |" in report and "listing" in report
+    assert f"| {env} | router |" in report and "listing" in report
     # each targeted code the episodes show, per policy in H0 (not Rank-1), its rate recomputed from eval.jsonl
     shown = sorted(c for c in targeted if any(c in codes for r in evals.values() for codes in r["codes"]))
     assert shown, "the micro policy's test episodes show a targeted code"
     for method in METHODS | {"none-equal-rollouts"}:
         for code in shown:
             rate = 100 * sum(code in codes for codes in evals[method]["codes"]) / 2
-            assert f"| {ENV} | {method} | {code} | {rate:.1f} |" in report, (method, code)
+            assert f"| {env} | {method} | {code} | {rate:.1f} |" in report, (method, code)
     assert not any(
-        line.startswith(f"| {ENV} | rank1 | {code} |") for code in targeted for line in report.splitlines()
+        line.startswith(f"| {env} | rank1 | {code} |") for code in targeted for line in report.splitlines()
     )
     # profile drift: every anchor named, the trained policy's last; no drift across a change of measurement
-    anchors = [line for line in report.splitlines() if line.startswith(f"- {ENV}, ")]
+    anchors = [line for line in report.splitlines() if line.startswith(f"- {env}, ")]
     sampled = "(temperature 1, 2 samples a task)"
     assert [line.split(":")[0] for line in anchors] == [
-        f"- {ENV}, the pool's profile (greedy, 1 sample a task)",
-        f"- {ENV}, step 0 {sampled}",
-        f"- {ENV}, step 1 {sampled}",
-        f"- {ENV}, after training, step 2, Rank-1's profile {sampled}",
+        f"- {env}, the pool's profile (greedy, 1 sample a task)",
+        f"- {env}, step 0 {sampled}",
+        f"- {env}, step 1 {sampled}",
+        f"- {env}, after training, step 2, Rank-1's profile {sampled}",
     ]
     assert anchors[1].endswith("drift not measured (the anchor before was measured another way)")
     assert all(re.search(r"; drift \d\.\d{3}$", line) for line in anchors[2:]), anchors
     for plot in ("success_vs_rollouts", "rescue_rate", "profile_drift", "behaviour"):
         assert (out / f"{plot}.png").is_file(), plot
     assert (
-        set(saved["behaviour"][ENV]) == METHODS | {"none-equal-rollouts"}  # the report keeps that row
-        and "invalid_action/step" in saved["behaviour"][ENV]["start"]
+        set(saved["behaviour"][env]) == METHODS | {"none-equal-rollouts"}  # the report keeps that row
+        and "invalid_action/step" in saved["behaviour"][env]["start"]
     )
 
     # experiment s-compare reads the same stored files: router against none of this run, paired per task
@@ -229,27 +234,29 @@ def test_experiment_s_micro_pipeline(micro_policy: Path, micro_pool: Path, tmp_p
     compared = CliRunner().invoke(app, ["experiment", "s-compare", str(out), str(out), *arms, "--json"])
     assert compared.exit_code == 0, compared.output
     pair = json.loads(compared.stdout)
-    assert pair["differs"] == {} and pair["target_codes"] == sorted(saved["target_codes"][ENV])
+    assert pair["differs"] == {} and pair["target_codes"] == sorted(saved["target_codes"][env])
     assert pair["success"]["delta"] == pytest.approx(rows["router"]["success"] - rows["none"]["success"])
     assert pair["b"]["target_code_rate"] == pytest.approx(rows["router"]["target_code_rate"])
     assert pair["b"]["rescues"] == router["rescues"] and pair["a"]["rescues"]["tried"] == 0
 
     evaluations = (out / "eval.jsonl").read_text()
-    models = {m: (out / ENV / m / "model").stat().st_mtime_ns for m in METHODS - {"start"}}
+    models = {m: (out / env / m / "model").stat().st_mtime_ns for m in METHODS - {"start"}}
     again = CliRunner().invoke(app, [*args, "--out", str(out), "--json"])
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout) == data
     assert (out / "eval.jsonl").read_text() == evaluations  # nothing re-evaluated
-    assert {m: (out / ENV / m / "model").stat().st_mtime_ns for m in models} == models  # nor retrained
+    assert {m: (out / env / m / "model").stat().st_mtime_ns for m in models} == models  # nor retrained
 
 
-def test_experiment_s_refuses_other_options_in_the_same_out(micro_pool: Path, tmp_path: Path) -> None:
+def test_experiment_s_refuses_other_options_in_the_same_out(
+    env: str, micro_pool: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "s"
     out.mkdir()
-    earlier = SConfig(envs=[ENV], pool=str(micro_pool), k=4, out=str(out))
+    earlier = SConfig(envs=[env], pool=str(micro_pool), k=4, out=str(out))
     (out / "s_config.json").write_text(earlier.model_dump_json())
     result = CliRunner().invoke(
-        app, ["experiment", "s", "--env", ENV, "--pool", str(micro_pool), "--k", "2", "--out", str(out)]
+        app, ["experiment", "s", "--env", env, "--pool", str(micro_pool), "--k", "2", "--out", str(out)]
     )
     assert result.exit_code == 2 and "holds an experiment s run with k=4, not 2" in result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["s_config.json"]  # refused before any work
